@@ -1,0 +1,49 @@
+# GPU Atlas: `make run` serves the service, `make test` runs the tests. Both set up .venv first.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+STAMP := $(VENV)/.installed
+
+.PHONY: run test install lint format check lock clean
+
+$(STAMP): requirements.txt requirements-dev.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py load_catalog
+	@echo ""
+	@echo "GPU Atlas on http://127.0.0.1:$(PORT)/api/  (docs: /api/docs/, admin: /admin/)"
+	@echo "To use the admin, create an account first: $(BIN)/python manage.py createsuperuser"
+	@echo ""
+	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
+
+test: install
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+check: install
+	$(BIN)/python manage.py check
+	$(BIN)/python manage.py makemigrations --check --dry-run
+
+# Re-pin requirements*.txt from requirements*.in in a scratch venv.
+lock:
+	rm -rf /tmp/gpuatlas-lock && $(PYTHON) -m venv /tmp/gpuatlas-lock
+	/tmp/gpuatlas-lock/bin/pip install --quiet -r requirements-dev.in
+	@echo "Review and copy the pins from: /tmp/gpuatlas-lock/bin/pip freeze"
+
+clean:
+	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache

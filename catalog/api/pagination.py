@@ -1,0 +1,38 @@
+"""Page-number pagination where a bad ``page`` or ``page_size`` is a 400 naming it."""
+
+from django.conf import settings
+from rest_framework.exceptions import NotFound
+from rest_framework.pagination import PageNumberPagination
+
+from .errors import bad_request
+
+
+class CatalogPagination(PageNumberPagination):
+    page_size_query_param = "page_size"
+    max_page_size = settings.API_MAX_PAGE_SIZE
+
+    def get_page_size(self, request) -> int:
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw is None:
+            return self.page_size
+        if not raw.isdigit() or not 1 <= int(raw) <= self.max_page_size:
+            raise bad_request(
+                {
+                    "page_size": [
+                        f"must be a whole number from 1 to {self.max_page_size}, not {raw!r}"
+                    ]
+                }
+            )
+        return int(raw)
+
+    def paginate_queryset(self, queryset, request, view=None):
+        raw = request.query_params.get(self.page_query_param, "1")
+        if not raw.isdigit() or int(raw) < 1:
+            raise bad_request({"page": [f"must be a whole number of at least 1, not {raw!r}"]})
+        try:
+            return super().paginate_queryset(queryset, request, view)
+        except NotFound as exc:  # a page past the end
+            pages = self.django_paginator_class(queryset, self.get_page_size(request)).num_pages
+            raise bad_request(
+                {"page": [f"page {raw} does not exist; there are {pages} page(s)"]}
+            ) from exc

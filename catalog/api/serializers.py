@@ -1,0 +1,142 @@
+"""Read serializers for the catalog; key names are the contract in DESIGN.md (units in names)."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from ..models import (
+    GPU,
+    InstanceType,
+    Interconnect,
+    Price,
+    PriceHistory,
+    Provider,
+    Region,
+    ScrapeRun,
+)
+from ..querysets import stale_cutoff
+
+
+class GPUSerializer(serializers.ModelSerializer):
+    export_variant_of = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    aliases = serializers.SerializerMethodField()
+
+    class Meta:
+        model = GPU
+        fields = [
+            "slug", "name", "vendor", "architecture", "release_year", "memory_gib", "memory_type",
+            "memory_bandwidth_gb_s", "fp32_tflops", "tf32_tflops", "bf16_tflops", "fp16_tflops",
+            "fp8_tflops", "int8_tops", "tdp_w", "form_factor", "nvlink_bandwidth_gb_s", "ecc",
+            "segment", "datacenter_use_allowed", "export_variant_of", "aliases", "source",
+            "source_url", "notes",
+        ]  # fmt: skip
+
+    def get_aliases(self, gpu: GPU) -> list[str]:
+        return sorted(alias.name for alias in gpu.aliases.all())
+
+
+class InterconnectSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Interconnect
+        fields = [
+            "slug", "kind", "generation", "name", "bandwidth_value", "bandwidth_unit",
+            "bandwidth_gb_s", "bandwidth_note", "scope", "rdma", "source", "source_url",
+        ]  # fmt: skip
+
+
+class ProviderSerializer(serializers.ModelSerializer):
+    price_count = serializers.IntegerField(read_only=True)
+    stale_price_count = serializers.IntegerField(read_only=True)
+    last_price_observed_at = serializers.DateTimeField(read_only=True, allow_null=True)
+
+    class Meta:
+        model = Provider
+        fields = [
+            "slug", "name", "kind", "home_currency", "website", "price_source_url", "scraper_key",
+            "mainland_china", "compliance_notes", "billing_granularity", "price_count",
+            "stale_price_count", "last_price_observed_at",
+        ]  # fmt: skip
+
+
+class RegionSerializer(serializers.ModelSerializer):
+    provider = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = Region
+        fields = ["id", "provider", "code", "name", "country", "geography", "mainland_china"]
+
+
+class InstanceTypeSerializer(serializers.ModelSerializer):
+    provider = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    gpu = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    gpu_memory_gib = serializers.FloatField(source="gpu.memory_gib", read_only=True)
+    gpu_memory_total_gib = serializers.FloatField(read_only=True)
+    gpu_count = serializers.FloatField()
+    interconnect_intra = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    interconnect_inter = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = InstanceType
+        fields = [
+            "id", "provider", "name", "gpu", "gpu_count", "gpu_memory_gib", "gpu_memory_total_gib",
+            "gpu_sharing", "vcpus", "ram_gib", "local_disk_gb", "local_disk_type",
+            "interconnect_intra", "interconnect_inter", "network_gbps", "notes", "source",
+            "source_url",
+        ]  # fmt: skip
+
+
+class StaleMixin(serializers.Serializer):
+    stale = serializers.SerializerMethodField()
+
+    def get_stale(self, obj) -> bool:
+        cutoff = self.context.setdefault("stale_cutoff", stale_cutoff())
+        return obj.observed_at < cutoff
+
+
+class PriceSerializer(StaleMixin, serializers.ModelSerializer):
+    instance_type = serializers.CharField(source="instance_type.name")
+    provider = serializers.CharField(source="instance_type.provider.slug")
+    region = serializers.CharField(source="region.code")
+    gpu = serializers.CharField(source="instance_type.gpu.slug")
+    gpu_count = serializers.FloatField(source="instance_type.gpu_count")
+    amount = serializers.FloatField()
+    usd_per_hour = serializers.FloatField()
+    usd_per_gpu_hour = serializers.FloatField()
+
+    class Meta:
+        model = Price
+        fields = [
+            "id", "instance_type", "provider", "region", "gpu", "gpu_count", "pricing_model",
+            "amount", "currency", "unit", "usd_per_hour", "usd_per_gpu_hour", "observed_at",
+            "stale", "source", "source_url", "source_note", "locked",
+        ]  # fmt: skip
+
+
+class PriceHistorySerializer(serializers.ModelSerializer):
+    instance_type = serializers.CharField(source="instance_type.name")
+    provider = serializers.CharField(source="instance_type.provider.slug")
+    region = serializers.CharField(source="region.code")
+    amount = serializers.FloatField(allow_null=True)
+    previous_amount = serializers.FloatField(allow_null=True)
+    usd_per_hour = serializers.FloatField(allow_null=True)
+    usd_per_gpu_hour = serializers.FloatField(allow_null=True)
+
+    class Meta:
+        model = PriceHistory
+        fields = [
+            "id", "instance_type", "provider", "region", "pricing_model", "event", "amount",
+            "previous_amount", "currency", "unit", "usd_per_hour", "usd_per_gpu_hour",
+            "observed_at", "recorded_at", "source", "scrape_run",
+        ]  # fmt: skip
+
+
+class ScrapeRunSerializer(serializers.ModelSerializer):
+    provider = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = ScrapeRun
+        fields = [
+            "id", "provider", "started_at", "finished_at", "status", "trigger", "pages",
+            "records_seen", "created", "changed", "unchanged", "quarantined", "unmatched", "gone",
+            "error",
+        ]  # fmt: skip

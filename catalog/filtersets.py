@@ -1,0 +1,176 @@
+"""One FilterSet per catalog model; lists are comma-separated (``pricing_model=spot,on_demand``)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import django_filters as filters
+from django.db.models import Q
+from django.utils import timezone
+
+from . import choices
+from .models import (
+    GPU,
+    InstanceType,
+    Interconnect,
+    Price,
+    PriceHistory,
+    Provider,
+    Region,
+    ScrapeRun,
+)
+from .querysets import stale_cutoff
+
+
+class CharInFilter(filters.BaseInFilter, filters.CharFilter):
+    pass
+
+
+class ChoiceInFilter(filters.BaseInFilter, filters.ChoiceFilter):
+    pass
+
+
+class GPUFilterSet(filters.FilterSet):
+    slug = CharInFilter(field_name="slug")
+    vendor = ChoiceInFilter(choices=choices.Vendor.choices)
+    segment = ChoiceInFilter(choices=choices.Segment.choices)
+    form_factor = ChoiceInFilter(choices=choices.FormFactor.choices)
+    architecture = filters.CharFilter(lookup_expr="iexact")
+    min_memory_gib = filters.NumberFilter(field_name="memory_gib", lookup_expr="gte")
+    max_memory_gib = filters.NumberFilter(field_name="memory_gib", lookup_expr="lte")
+    datacenter_use_allowed = filters.BooleanFilter()
+    has_fp8 = filters.BooleanFilter(field_name="fp8_tflops", lookup_expr="isnull", exclude=True)
+    q = filters.CharFilter(method="search", label="Name or alias contains")
+
+    class Meta:
+        model = GPU
+        fields: list[str] = []
+
+    def search(self, queryset, name, value):
+        return queryset.filter(
+            Q(name__icontains=value) | Q(aliases__name__icontains=value)
+        ).distinct()
+
+
+class InterconnectFilterSet(filters.FilterSet):
+    kind = ChoiceInFilter(choices=choices.InterconnectKind.choices)
+    scope = filters.ChoiceFilter(choices=choices.Scope.choices)
+    rdma = filters.BooleanFilter()
+
+    class Meta:
+        model = Interconnect
+        fields: list[str] = []
+
+
+class ProviderFilterSet(filters.FilterSet):
+    kind = ChoiceInFilter(choices=choices.ProviderKind.choices)
+    mainland_china = filters.BooleanFilter()
+    home_currency = filters.CharFilter(lookup_expr="iexact")
+
+    class Meta:
+        model = Provider
+        fields: list[str] = []
+
+
+class RegionFilterSet(filters.FilterSet):
+    provider = CharInFilter(field_name="provider__slug")
+    provider_id = filters.NumberFilter()
+    country = CharInFilter(field_name="country")
+    geography = ChoiceInFilter(choices=choices.Geography.choices)
+    mainland_china = filters.BooleanFilter()
+
+    class Meta:
+        model = Region
+        fields: list[str] = []
+
+
+class InstanceTypeFilterSet(filters.FilterSet):
+    provider = CharInFilter(field_name="provider__slug")
+    provider_id = filters.NumberFilter()
+    gpu = CharInFilter(field_name="gpu__slug")
+    gpu_id = filters.NumberFilter()
+    name = filters.CharFilter(lookup_expr="iexact")
+    gpu_sharing = ChoiceInFilter(choices=choices.GpuSharing.choices)
+    min_gpu_count = filters.NumberFilter(field_name="gpu_count", lookup_expr="gte")
+    max_gpu_count = filters.NumberFilter(field_name="gpu_count", lookup_expr="lte")
+    min_gpu_memory_gib = filters.NumberFilter(field_name="gpu__memory_gib", lookup_expr="gte")
+    min_vcpus = filters.NumberFilter(field_name="vcpus", lookup_expr="gte")
+    min_ram_gib = filters.NumberFilter(field_name="ram_gib", lookup_expr="gte")
+    interconnect_intra = CharInFilter(field_name="interconnect_intra__slug")
+    interconnect_inter = CharInFilter(field_name="interconnect_inter__slug")
+    rdma = filters.BooleanFilter(field_name="interconnect_inter__rdma")
+    datacenter_only = filters.BooleanFilter(method="filter_datacenter_only")
+
+    class Meta:
+        model = InstanceType
+        fields: list[str] = []
+
+    def filter_datacenter_only(self, queryset, name, value):
+        return queryset.filter(gpu__datacenter_use_allowed=True) if value else queryset
+
+
+class PriceFilterSet(filters.FilterSet):
+    provider = CharInFilter(field_name="instance_type__provider__slug")
+    provider_id = filters.NumberFilter(field_name="instance_type__provider_id")
+    region = CharInFilter(field_name="region__code")
+    region_id = filters.NumberFilter()
+    country = CharInFilter(field_name="region__country")
+    mainland_china = filters.BooleanFilter(field_name="region__mainland_china")
+    gpu = CharInFilter(field_name="instance_type__gpu__slug")
+    gpu_id = filters.NumberFilter(field_name="instance_type__gpu_id")
+    instance_type = CharInFilter(field_name="instance_type__name")
+    instance_type_id = filters.NumberFilter()
+    pricing_model = ChoiceInFilter(choices=choices.PricingModel.choices)
+    currency = CharInFilter(field_name="currency")
+    min_usd_per_hour = filters.NumberFilter(field_name="usd_per_hour", lookup_expr="gte")
+    max_usd_per_hour = filters.NumberFilter(field_name="usd_per_hour", lookup_expr="lte")
+    min_usd_per_gpu_hour = filters.NumberFilter(field_name="usd_per_gpu_hour", lookup_expr="gte")
+    max_usd_per_gpu_hour = filters.NumberFilter(field_name="usd_per_gpu_hour", lookup_expr="lte")
+    min_gpu_memory_gib = filters.NumberFilter(
+        field_name="instance_type__gpu__memory_gib", lookup_expr="gte"
+    )
+    min_gpu_count = filters.NumberFilter(field_name="instance_type__gpu_count", lookup_expr="gte")
+    max_age_days = filters.NumberFilter(method="filter_max_age_days", min_value=0)
+    stale = filters.BooleanFilter(method="filter_stale")
+    locked = filters.BooleanFilter()
+    source = ChoiceInFilter(choices=choices.PriceSource.choices)
+
+    class Meta:
+        model = Price
+        fields: list[str] = []
+
+    def filter_max_age_days(self, queryset, name, value):
+        return queryset.filter(observed_at__gte=timezone.now() - timedelta(days=float(value)))
+
+    def filter_stale(self, queryset, name, value):
+        cutoff = stale_cutoff()
+        return (
+            queryset.filter(observed_at__lt=cutoff)
+            if value
+            else queryset.filter(observed_at__gte=cutoff)
+        )
+
+
+class PriceHistoryFilterSet(filters.FilterSet):
+    provider = CharInFilter(field_name="instance_type__provider__slug")
+    region = CharInFilter(field_name="region__code")
+    gpu = CharInFilter(field_name="instance_type__gpu__slug")
+    instance_type = CharInFilter(field_name="instance_type__name")
+    pricing_model = ChoiceInFilter(choices=choices.PricingModel.choices)
+    event = ChoiceInFilter(choices=choices.PriceEvent.choices)
+    since = filters.IsoDateTimeFilter(field_name="observed_at", lookup_expr="gte")
+    until = filters.IsoDateTimeFilter(field_name="observed_at", lookup_expr="lte")
+
+    class Meta:
+        model = PriceHistory
+        fields: list[str] = []
+
+
+class ScrapeRunFilterSet(filters.FilterSet):
+    provider = CharInFilter(field_name="provider__slug")
+    status = ChoiceInFilter(choices=choices.ScrapeStatus.choices)
+    since = filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="gte")
+
+    class Meta:
+        model = ScrapeRun
+        fields: list[str] = []

@@ -1,0 +1,392 @@
+"""Catalog tables: GPUs, interconnects, providers, regions, instance types and their prices.
+
+Units are part of every field name. Reference data (GPUs, interconnects, providers, regions,
+instance types) is PROTECTed so a price or its history can never lose what it refers to.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from . import choices
+from .querysets import GPUQuerySet, InstanceTypeQuerySet, PriceQuerySet
+
+
+class GPU(models.Model):
+    """One GPU model with its datasheet figures (dense tensor throughput, never with sparsity)."""
+
+    slug = models.SlugField(max_length=64, unique=True)
+    vendor = models.CharField(max_length=16, choices=choices.Vendor.choices)
+    name = models.CharField(max_length=128)
+    architecture = models.CharField(max_length=64)
+    release_year = models.PositiveSmallIntegerField(null=True, blank=True)
+    memory_gib = models.FloatField(help_text="Memory as marketed (80 for an 80 GB part).")
+    memory_type = models.CharField(max_length=32, blank=True)
+    memory_bandwidth_gb_s = models.FloatField()
+    fp32_tflops = models.FloatField(null=True, blank=True)
+    tf32_tflops = models.FloatField(null=True, blank=True)
+    bf16_tflops = models.FloatField(null=True, blank=True)
+    fp16_tflops = models.FloatField(null=True, blank=True)
+    fp8_tflops = models.FloatField(null=True, blank=True)
+    int8_tops = models.FloatField(null=True, blank=True)
+    tdp_w = models.PositiveIntegerField(null=True, blank=True)
+    form_factor = models.CharField(max_length=16, choices=choices.FormFactor.choices)
+    nvlink_bandwidth_gb_s = models.FloatField(
+        null=True, blank=True, help_text="Per GPU, both directions summed; empty when none."
+    )
+    ecc = models.BooleanField(default=True)
+    segment = models.CharField(max_length=16, choices=choices.Segment.choices)
+    datacenter_use_allowed = models.BooleanField(
+        help_text="False for GeForce parts: NVIDIA's driver licence forbids datacenter deployment."
+    )
+    export_variant_of = models.ForeignKey(
+        "self",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="export_variants",
+    )
+    source = models.TextField()
+    source_url = models.URLField(max_length=500, blank=True)
+    notes = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = GPUQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["vendor", "name"]
+        verbose_name = "GPU"
+        constraints = [
+            models.CheckConstraint(condition=Q(memory_gib__gt=0), name="gpu_memory_positive"),
+            models.CheckConstraint(
+                condition=Q(memory_bandwidth_gb_s__gt=0), name="gpu_bandwidth_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(bf16_tflops__isnull=True) | Q(bf16_tflops__gt=0),
+                name="gpu_bf16_positive",
+            ),
+            models.CheckConstraint(
+                condition=Q(fp16_tflops__isnull=True) | Q(fp16_tflops__gt=0),
+                name="gpu_fp16_positive",
+            ),
+            models.CheckConstraint(
+                condition=Q(fp8_tflops__isnull=True) | Q(fp8_tflops__gt=0),
+                name="gpu_fp8_positive",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class GPUAlias(models.Model):
+    """A name a provider uses for a GPU ("A100-SXM4-80GB", "nvidia-tesla-t4")."""
+
+    gpu = models.ForeignKey(GPU, on_delete=models.CASCADE, related_name="aliases")
+    name = models.CharField(max_length=128)
+    normalised = models.CharField(
+        max_length=128, unique=True, help_text="Lower-case, punctuation folded; the lookup key."
+    )
+
+    class Meta:
+        ordering = ["normalised"]
+        verbose_name = "GPU alias"
+        verbose_name_plural = "GPU aliases"
+
+    def __str__(self) -> str:
+        return f"{self.name} -> {self.gpu.slug}"
+
+
+class Interconnect(models.Model):
+    """A link technology within a node (PCIe, NVLink, NVSwitch) or between nodes (IB, RoCE, EFA)."""
+
+    slug = models.SlugField(max_length=64, unique=True)
+    kind = models.CharField(max_length=16, choices=choices.InterconnectKind.choices)
+    generation = models.CharField(max_length=32, blank=True)
+    name = models.CharField(max_length=128)
+    bandwidth_value = models.FloatField(help_text="As the vendor quotes it, in bandwidth_unit.")
+    bandwidth_unit = models.CharField(max_length=8, choices=choices.BandwidthUnit.choices)
+    bandwidth_gb_s = models.FloatField(help_text="The same figure normalised to GB/s.")
+    bandwidth_note = models.CharField(max_length=255, blank=True)
+    scope = models.CharField(max_length=16, choices=choices.Scope.choices)
+    rdma = models.BooleanField(default=False)
+    source = models.TextField()
+    source_url = models.URLField(max_length=500, blank=True)
+
+    class Meta:
+        ordering = ["scope", "kind", "bandwidth_gb_s"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(bandwidth_value__gt=0), name="interconnect_bandwidth_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Provider(models.Model):
+    """A company that rents GPUs: a hyperscaler, a regional cloud, a GPU cloud or a marketplace."""
+
+    slug = models.SlugField(max_length=32, unique=True)
+    name = models.CharField(max_length=128)
+    kind = models.CharField(max_length=16, choices=choices.ProviderKind.choices)
+    home_currency = models.CharField(max_length=3)
+    website = models.URLField(max_length=300, blank=True)
+    price_source_url = models.URLField(max_length=500, blank=True)
+    scraper_key = models.CharField(max_length=32, blank=True)
+    mainland_china = models.BooleanField(
+        default=False, help_text="Operates mainland-China regions under Chinese law."
+    )
+    compliance_notes = models.TextField(blank=True)
+    billing_granularity = models.CharField(max_length=8, choices=choices.BillingGranularity.choices)
+    source = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Region(models.Model):
+    """A provider's region, by the provider's own code."""
+
+    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="regions")
+    code = models.CharField(max_length=64)
+    name = models.CharField(max_length=128)
+    country = models.CharField(max_length=2, help_text="ISO 3166-1 alpha-2.")
+    geography = models.CharField(max_length=16, choices=choices.Geography.choices)
+    mainland_china = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["provider__name", "code"]
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "code"], name="region_natural_key"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider.slug}/{self.code}"
+
+
+class InstanceType(models.Model):
+    """A rentable machine shape: its GPUs, host resources and interconnects."""
+
+    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="instance_types")
+    name = models.CharField(max_length=128)
+    gpu = models.ForeignKey(GPU, on_delete=models.PROTECT, related_name="instance_types")
+    gpu_count = models.DecimalField(
+        max_digits=7, decimal_places=4, help_text="Fractional for shared GPUs (0.5 = half a GPU)."
+    )
+    gpu_sharing = models.CharField(
+        max_length=16, choices=choices.GpuSharing.choices, default=choices.GpuSharing.DEDICATED
+    )
+    vcpus = models.PositiveIntegerField()
+    ram_gib = models.FloatField()
+    local_disk_gb = models.FloatField(default=0)
+    local_disk_type = models.CharField(
+        max_length=8, choices=choices.DiskType.choices, default=choices.DiskType.NONE
+    )
+    interconnect_intra = models.ForeignKey(
+        Interconnect,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="intra_node_instance_types",
+    )
+    interconnect_inter = models.ForeignKey(
+        Interconnect,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="inter_node_instance_types",
+    )
+    network_gbps = models.FloatField(null=True, blank=True)
+    notes = models.TextField(blank=True)
+    source = models.TextField(blank=True)
+    source_url = models.URLField(max_length=500, blank=True)
+    is_active = models.BooleanField(default=True)
+
+    objects = InstanceTypeQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["provider__name", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "name"], name="instance_type_natural_key"),
+            models.CheckConstraint(
+                condition=Q(gpu_count__gt=0), name="instance_gpu_count_positive"
+            ),
+            models.CheckConstraint(condition=Q(vcpus__gt=0), name="instance_vcpus_positive"),
+            models.CheckConstraint(condition=Q(ram_gib__gt=0), name="instance_ram_positive"),
+            models.CheckConstraint(condition=Q(local_disk_gb__gte=0), name="instance_disk_nonneg"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider.slug}/{self.name}"
+
+    @property
+    def gpu_memory_total_gib(self) -> float:
+        return float(self.gpu_count) * self.gpu.memory_gib
+
+
+class ScrapeRun(models.Model):
+    """One refresh of one provider's prices, with what it saw and did."""
+
+    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="scrape_runs")
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(
+        max_length=8, choices=choices.ScrapeStatus.choices, default=choices.ScrapeStatus.RUNNING
+    )
+    trigger = models.CharField(max_length=16, default="schedule")
+    pages = models.PositiveIntegerField(default=0)
+    records_seen = models.PositiveIntegerField(default=0)
+    created = models.PositiveIntegerField(default=0)
+    changed = models.PositiveIntegerField(default=0)
+    unchanged = models.PositiveIntegerField(default=0)
+    quarantined = models.PositiveIntegerField(default=0)
+    unmatched = models.PositiveIntegerField(default=0)
+    gone = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+        indexes = [models.Index(fields=["provider", "-started_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.provider.slug} {self.started_at:%Y-%m-%d %H:%M} {self.status}"
+
+
+class Price(models.Model):
+    """The current price of one instance type in one region under one pricing model."""
+
+    instance_type = models.ForeignKey(InstanceType, on_delete=models.PROTECT, related_name="prices")
+    region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="prices")
+    pricing_model = models.CharField(max_length=16, choices=choices.PricingModel.choices)
+    amount = models.DecimalField(max_digits=16, decimal_places=6)
+    currency = models.CharField(max_length=3)
+    unit = models.CharField(max_length=8, choices=choices.PriceUnit.choices)
+    usd_per_hour = models.DecimalField(max_digits=16, decimal_places=6)
+    usd_per_gpu_hour = models.DecimalField(max_digits=16, decimal_places=6)
+    observed_at = models.DateTimeField(help_text="When the figure was published or read.")
+    source = models.CharField(max_length=16, choices=choices.PriceSource.choices)
+    source_url = models.URLField(max_length=500, blank=True)
+    source_note = models.CharField(max_length=500, blank=True)
+    scrape_run = models.ForeignKey(
+        ScrapeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="prices"
+    )
+    locked = models.BooleanField(
+        default=False, help_text="Locked by a curator: scrapers never overwrite it."
+    )
+    locked_note = models.CharField(max_length=255, blank=True)
+    gone_at = models.DateTimeField(
+        null=True, blank=True, help_text="Set when the provider stopped listing it; never deleted."
+    )
+    missed_runs = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = PriceQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["usd_per_gpu_hour"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["instance_type", "region", "pricing_model"], name="price_natural_key"
+            ),
+            models.CheckConstraint(condition=Q(amount__gte=0), name="price_amount_nonneg"),
+            models.CheckConstraint(condition=Q(usd_per_hour__gte=0), name="price_usd_nonneg"),
+            models.CheckConstraint(
+                condition=Q(usd_per_gpu_hour__gte=0), name="price_usd_gpu_nonneg"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["pricing_model", "usd_per_gpu_hour"]),
+            models.Index(fields=["observed_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.instance_type} {self.region.code} {self.pricing_model} {self.amount} {self.currency}/{self.unit}"
+
+
+class PriceHistory(models.Model):
+    """Append-only log: one row whenever a price appears, changes or disappears."""
+
+    instance_type = models.ForeignKey(
+        InstanceType, on_delete=models.PROTECT, related_name="price_history"
+    )
+    region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="price_history")
+    pricing_model = models.CharField(max_length=16, choices=choices.PricingModel.choices)
+    event = models.CharField(max_length=16, choices=choices.PriceEvent.choices)
+    amount = models.DecimalField(max_digits=16, decimal_places=6, null=True, blank=True)
+    previous_amount = models.DecimalField(max_digits=16, decimal_places=6, null=True, blank=True)
+    currency = models.CharField(max_length=3)
+    unit = models.CharField(max_length=8, choices=choices.PriceUnit.choices)
+    usd_per_hour = models.DecimalField(max_digits=16, decimal_places=6, null=True, blank=True)
+    usd_per_gpu_hour = models.DecimalField(max_digits=16, decimal_places=6, null=True, blank=True)
+    observed_at = models.DateTimeField()
+    recorded_at = models.DateTimeField(auto_now_add=True)
+    source = models.CharField(max_length=16, choices=choices.PriceSource.choices)
+    scrape_run = models.ForeignKey(
+        ScrapeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="history"
+    )
+
+    class Meta:
+        ordering = ["-recorded_at", "-id"]
+        verbose_name_plural = "price history"
+        indexes = [models.Index(fields=["instance_type", "region", "pricing_model", "observed_at"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(amount__isnull=True) | Q(amount__gte=0), name="history_amount_nonneg"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event} {self.instance_type} {self.region.code} {self.pricing_model}"
+
+
+class CurrencyRate(models.Model):
+    """The USD value of one unit of a currency on a date (ECB reference rates)."""
+
+    currency = models.CharField(max_length=3)
+    usd_per_unit = models.DecimalField(max_digits=20, decimal_places=10)
+    as_of = models.DateField()
+    source = models.CharField(max_length=255)
+    source_url = models.URLField(max_length=500, blank=True)
+
+    class Meta:
+        ordering = ["currency", "-as_of"]
+        constraints = [
+            models.UniqueConstraint(fields=["currency", "as_of"], name="currency_rate_natural_key"),
+            models.CheckConstraint(condition=Q(usd_per_unit__gt=0), name="currency_rate_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"1 {self.currency} = {self.usd_per_unit} USD ({self.as_of})"
+
+
+class UnmatchedGPUName(models.Model):
+    """A GPU name a provider used that no alias knows; a curator maps it to a GPU."""
+
+    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="unmatched_gpus")
+    name = models.CharField(max_length=128)
+    normalised = models.CharField(max_length=128)
+    first_seen_at = models.DateTimeField(auto_now_add=True)
+    last_seen_at = models.DateTimeField(auto_now=True)
+    times_seen = models.PositiveIntegerField(default=1)
+    example = models.JSONField(default=dict, blank=True)
+    mapped_to = models.ForeignKey(
+        GPU, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["mapped_to", "-times_seen"]
+        verbose_name = "unmatched GPU name"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["provider", "normalised"], name="unmatched_natural_key"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider.slug}: {self.name}"

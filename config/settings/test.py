@@ -1,0 +1,12 @@
+"""Settings for pytest: the embedded default (or DATABASE_URL/REDIS_URL when set), made fast."""
+
+from .base import *  # noqa: F403
+
+DEBUG = False
+SECRET_KEY = "test-only-secret-key-not-for-deployment"  # noqa: S105
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"anon": "100000/minute"}}  # noqa: F405

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ScrapersConfig(AppConfig):
+    name = "scrapers"
+    verbose_name = "Price scrapers"

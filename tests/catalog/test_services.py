@@ -1,0 +1,166 @@
+"""Price writes: normalisation, history, locks, fixtures vs newer data, curator sheets."""
+
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+import pytest
+
+from catalog import choices
+from catalog.gpu_names import normalise_gpu_name
+from catalog.models import GPUAlias, Price, PriceHistory
+from catalog.selectors import gpu_alias_resolve
+from catalog.services import (
+    CatalogDataError,
+    price_normalise,
+    price_sheet_import,
+    price_upsert,
+    unmatched_gpu_name_map,
+    unmatched_gpu_name_record,
+)
+from tests.factories import GPUFactory, InstanceTypeFactory, RegionFactory
+
+RATES = {"USD": Decimal("1"), "CNY": Decimal("0.14")}
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def test_normalise_converts_currency_and_month_to_usd_per_hour():
+    per_hour, per_gpu = price_normalise(
+        amount=Decimal("7300"), currency="CNY", unit="month", gpu_count=Decimal("2"), rates=RATES
+    )
+    assert per_hour == Decimal("1.400000")  # 7300 CNY * 0.14 / 730 h
+    assert per_gpu == Decimal("0.700000")
+
+
+def test_normalise_fractional_gpu_raises_per_gpu_price():
+    _, per_gpu = price_normalise(
+        amount=Decimal("0.5"), currency="USD", unit="hour", gpu_count=Decimal("0.25"), rates=RATES
+    )
+    assert per_gpu == Decimal("2.000000")
+
+
+def test_normalise_refuses_unknown_currency():
+    with pytest.raises(CatalogDataError, match="XXX"):
+        price_normalise(
+            amount=Decimal(1), currency="XXX", unit="hour", gpu_count=Decimal(1), rates=RATES
+        )
+
+
+@pytest.fixture
+def slot(db):
+    instance = InstanceTypeFactory(gpu_count=Decimal("8"))
+    region = RegionFactory(provider=instance.provider)
+    return {
+        "instance_type": instance,
+        "region": region,
+        "pricing_model": choices.PricingModel.ON_DEMAND,
+    }
+
+
+def upsert(slot, amount, *, source=choices.PriceSource.SCRAPER, observed_at=T0, **extra):
+    return price_upsert(
+        **slot,
+        amount=Decimal(amount),
+        currency="USD",
+        unit="hour",
+        observed_at=observed_at,
+        source=source,
+        rates=RATES,
+        **extra,
+    )
+
+
+def history(slot):
+    return list(
+        PriceHistory.objects.filter(instance_type=slot["instance_type"])
+        .order_by("id")
+        .values_list("event", "amount")
+    )
+
+
+def test_upsert_writes_history_on_appear_and_change_only(slot):
+    upsert(slot, "16")
+    upsert(slot, "16", observed_at=T0 + timedelta(hours=6))
+    upsert(slot, "20", observed_at=T0 + timedelta(hours=12))
+    assert history(slot) == [("appeared", Decimal("16")), ("changed", Decimal("20"))]
+    price = Price.objects.get(instance_type=slot["instance_type"])
+    assert price.usd_per_gpu_hour == Decimal("2.5")
+    assert price.observed_at == T0 + timedelta(hours=12)
+
+
+def test_scraper_never_overwrites_a_locked_price(slot):
+    upsert(slot, "16", source=choices.PriceSource.CURATOR, lock=True)
+    result = upsert(slot, "99", observed_at=T0 + timedelta(days=1))
+    assert result.event is None and "locked" in result.skipped_reason
+    assert Price.objects.get(instance_type=slot["instance_type"]).amount == Decimal("16")
+
+
+def test_curator_may_change_a_locked_price(slot):
+    upsert(slot, "16", source=choices.PriceSource.CURATOR, lock=True)
+    result = upsert(slot, "12", source=choices.PriceSource.CURATOR)
+    assert result.event == "changed"
+    assert Price.objects.get(instance_type=slot["instance_type"]).locked is True
+
+
+def test_fixture_snapshot_never_replaces_a_newer_observation(slot):
+    upsert(slot, "18", observed_at=T0 + timedelta(days=30))
+    result = upsert(slot, "16", source=choices.PriceSource.FIXTURE)
+    assert result.event is None
+    assert Price.objects.get(instance_type=slot["instance_type"]).amount == Decimal("18")
+
+
+def test_gpu_names_fold_to_one_key():
+    assert normalise_gpu_name("NVIDIA A100-SXM4-80GB") == "a100 sxm4 80gb"
+    assert normalise_gpu_name("8x H100 SXM") == "h100 sxm"
+    assert normalise_gpu_name("nvidia-tesla-t4") == "t4"
+    assert normalise_gpu_name("NVIDIA GeForce RTX 4090") == "rtx 4090"
+
+
+def test_unmatched_name_is_queued_then_mapped_to_an_alias(db):
+    region = RegionFactory()
+    gpu = GPUFactory(slug="test-mystery")
+    item = unmatched_gpu_name_record(provider=region.provider, name="Mystery-GPU 96G")
+    again = unmatched_gpu_name_record(provider=region.provider, name="mystery gpu 96g")
+    assert again.pk == item.pk and again.times_seen == 2
+    assert gpu_alias_resolve(name="Mystery GPU 96G") is None
+    unmatched_gpu_name_map(item=again, gpu=gpu)
+    assert gpu_alias_resolve(name="MYSTERY-GPU-96G") == gpu
+    assert GPUAlias.objects.filter(gpu=gpu).count() == 1
+
+
+SHEET_HEADER = "provider,instance_type,region,pricing_model,amount,currency,unit,observed_at,source_url,locked\n"
+
+
+def test_price_sheet_applies_all_rows_and_locks(slot):
+    provider = slot["instance_type"].provider.slug
+    name, region = slot["instance_type"].name, slot["region"].code
+    sheet = SHEET_HEADER + (
+        f"{provider},{name},{region},on_demand,16,USD,hour,2026-01-01,https://example.org/p,true\n"
+        f"{provider},{name},{region},monthly,8000,USD,month,2026-01-01,,\n"
+    )
+    report = price_sheet_import(text=sheet, now=T0 + timedelta(days=1))
+    assert report.applied and not report.errors
+    assert report.events == {"appeared": 2}
+    on_demand = Price.objects.get(instance_type=slot["instance_type"], pricing_model="on_demand")
+    assert on_demand.locked and on_demand.source == "curator"
+
+
+def test_price_sheet_with_a_bad_row_applies_nothing_and_names_the_line(slot):
+    provider = slot["instance_type"].provider.slug
+    name, region = slot["instance_type"].name, slot["region"].code
+    sheet = SHEET_HEADER + (
+        f"{provider},{name},{region},on_demand,16,USD,hour,2026-01-01,,\n"
+        f"{provider},{name},{region},hourly,-3,ZZZ,fortnight,yesterday,,maybe\n"
+        f"{provider},no-such-instance,{region},spot,1,USD,hour,,,\n"
+    )
+    report = price_sheet_import(text=sheet, now=T0 + timedelta(days=1))
+    assert not report.applied
+    assert Price.objects.filter(instance_type=slot["instance_type"]).count() == 0
+    line3 = next(e for e in report.errors if e.startswith("line 3:"))
+    for field in ("pricing_model", "amount", "currency", "unit", "observed_at", "locked"):
+        assert field in line3
+    assert any(e.startswith("line 4:") and "instance_type" in e for e in report.errors)
+
+
+def test_price_sheet_missing_columns_is_rejected(db):
+    report = price_sheet_import(text="provider,amount\naws,1\n")
+    assert not report.applied and "missing column" in report.errors[0]

@@ -1,0 +1,44 @@
+"""Shared test set-up: the curated catalog is loaded once into the test database."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from django.core.management import call_command
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """Load fixtures/ once; each test runs in a transaction rolled back afterwards."""
+    with django_db_blocker.unblock():
+        call_command("load_catalog", verbosity=0)
+
+
+@pytest.fixture
+def api_client():
+    from rest_framework.test import APIClient
+
+    return APIClient()
+
+
+@pytest.fixture
+def staff_client(django_user_model):
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    user = django_user_model.objects.create_user(
+        "curator", password="x-curator-pw-9", is_staff=True
+    )
+    token = Token.objects.create(user=user)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client.user = user
+    return client
+
+
+def services_required() -> bool:
+    """Under CI's second pass the real services must be there: a missing one fails, never skips."""
+    return os.environ.get("GPUATLAS_REQUIRE_SERVICES") == "1" or (
+        os.environ.get("CI") == "true" and bool(os.environ.get("REDIS_URL"))
+    )

@@ -1,0 +1,75 @@
+"""Settings behave as the README says: embedded by default, switched by environment."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from django.conf import settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_django(code: str, **env: str) -> subprocess.CompletedProcess:
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DATABASE_URL", "REDIS_URL", "DJANGO_SECRET_KEY", "DJANGO_DEBUG")
+    }
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import django; django.setup(); from django.conf import settings; {code}",
+        ],
+        cwd=ROOT,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_embedded_default_uses_sqlite_eager_celery_and_locmem():
+    out = run_django(
+        "print(settings.DATABASES['default']['ENGINE'], settings.CELERY_TASK_ALWAYS_EAGER, settings.CACHES['default']['BACKEND'])",
+        DJANGO_SETTINGS_MODULE="config.settings.local",
+    )
+    assert out.returncode == 0, out.stderr
+    assert "sqlite3 True" in out.stdout and "LocMemCache" in out.stdout
+
+
+def test_urls_switch_to_postgres_and_redis():
+    out = run_django(
+        "print(settings.DATABASES['default']['ENGINE'], settings.CELERY_BROKER_URL, settings.CACHES['default']['BACKEND'], settings.CELERY_TASK_ALWAYS_EAGER)",
+        DJANGO_SETTINGS_MODULE="config.settings.local",
+        DATABASE_URL="postgres://u@127.0.0.1:5432/x",
+        REDIS_URL="redis://127.0.0.1:6379/3",
+    )
+    assert out.returncode == 0, out.stderr
+    assert "postgresql" in out.stdout and "redis://127.0.0.1:6379/3" in out.stdout
+    assert "RedisCache False" in out.stdout
+
+
+def test_secret_key_required_when_debug_is_off():
+    for module in ("config.settings.production", "config.settings.local"):
+        out = run_django("print(1)", DJANGO_SETTINGS_MODULE=module, DJANGO_DEBUG="false")
+        assert out.returncode != 0 and "DJANGO_SECRET_KEY" in out.stderr, module
+
+
+def test_production_starts_with_a_secret():
+    out = run_django(
+        "print(settings.DEBUG, settings.SESSION_COOKIE_SECURE)",
+        DJANGO_SETTINGS_MODULE="config.settings.production",
+        DJANGO_SECRET_KEY="s" * 50,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "False True" in out.stdout
+
+
+def test_tests_run_on_the_configured_database():
+    engine = settings.DATABASES["default"]["ENGINE"]
+    expected = (
+        "postgresql" if os.environ.get("DATABASE_URL", "").startswith("postgres") else "sqlite3"
+    )
+    assert expected in engine
