@@ -18,6 +18,8 @@ install: $(STAMP)
 run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_catalog
+	$(BIN)/python manage.py setup_schedules
+	$(BIN)/python manage.py collectstatic --noinput -v0
 	@echo ""
 	@echo "GPU Atlas on http://127.0.0.1:$(PORT)/api/  (docs: /api/docs/, admin: /admin/)"
 	@echo "To use the admin, create an account first: $(BIN)/python manage.py createsuperuser"

@@ -94,6 +94,20 @@ class ProviderAdmin(admin.ModelAdmin):
     list_filter = ["kind", "mainland_china", "home_currency"]
     search_fields = ["name", "slug"]
     inlines = [RegionInline]
+    actions = ["refresh_now"]
+
+    @admin.action(description="Refresh prices now")
+    def refresh_now(self, request, queryset):
+        from scrapers.tasks import (
+            refresh_provider,
+        )  # scrapers build on the catalog, not the reverse
+
+        slugs = [p.slug for p in queryset.exclude(scraper_key="")]
+        for slug in slugs:
+            refresh_provider.delay(slug, "admin")
+        self.message_user(
+            request, f"Refresh queued for {', '.join(slugs) or 'no provider with a scraper'}."
+        )
 
 
 @admin.register(Region)

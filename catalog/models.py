@@ -253,6 +253,14 @@ class ScrapeRun(models.Model):
     class Meta:
         ordering = ["-started_at"]
         indexes = [models.Index(fields=["provider", "-started_at"])]
+        constraints = [
+            # The database-level lock: at most one running refresh per provider, on every backend.
+            models.UniqueConstraint(
+                fields=["provider"],
+                condition=Q(status="running"),
+                name="one_running_scrape_per_provider",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.provider.slug} {self.started_at:%Y-%m-%d %H:%M} {self.status}"
@@ -284,6 +292,11 @@ class Price(models.Model):
         null=True, blank=True, help_text="Set when the provider stopped listing it; never deleted."
     )
     missed_runs = models.PositiveIntegerField(default=0)
+    extra = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Source details, e.g. a marketplace's min/median and offer count.",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     objects = PriceQuerySet.as_manager()
@@ -390,3 +403,40 @@ class UnmatchedGPUName(models.Model):
 
     def __str__(self) -> str:
         return f"{self.provider.slug}: {self.name}"
+
+
+class QuarantinedPrice(models.Model):
+    """A scraped price held back for a curator: zero, or moved beyond the allowed factor."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+
+    scrape_run = models.ForeignKey(ScrapeRun, on_delete=models.CASCADE, related_name="quarantine")
+    instance_type = models.ForeignKey(InstanceType, on_delete=models.PROTECT, related_name="+")
+    region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="+")
+    pricing_model = models.CharField(max_length=16, choices=choices.PricingModel.choices)
+    amount = models.DecimalField(max_digits=16, decimal_places=6)
+    currency = models.CharField(max_length=3)
+    unit = models.CharField(max_length=8, choices=choices.PriceUnit.choices)
+    usd_per_hour = models.DecimalField(max_digits=16, decimal_places=6)
+    previous_usd_per_hour = models.DecimalField(
+        max_digits=16, decimal_places=6, null=True, blank=True
+    )
+    reason = models.CharField(max_length=255)
+    observed_at = models.DateTimeField()
+    record = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decided_by = models.CharField(max_length=150, blank=True)
+
+    class Meta:
+        ordering = ["status", "-observed_at"]
+        verbose_name = "quarantined price"
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gte=0), name="quarantine_amount_nonneg"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.instance_type} {self.region.code} {self.pricing_model}: {self.reason}"

@@ -182,3 +182,29 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# --- Scrapers -------------------------------------------------------------------------------
+# Base URL per scraper key, to point a source at staging or a loopback test server:
+# SCRAPER_BASE_URLS="aws=http://127.0.0.1:9000/aws,azure=http://127.0.0.1:9000/azure"
+SCRAPER_BASE_URLS = env.dict("SCRAPER_BASE_URLS", default={})
+SCRAPER_TIMEOUT_S = env.float("SCRAPER_TIMEOUT_S", default=30.0)
+SCRAPER_RETRIES = env.int("SCRAPER_RETRIES", default=3)
+SCRAPER_BACKOFF_S = env.float("SCRAPER_BACKOFF_S", default=1.0)
+# Optional credentials; a source that needs one uses its public fallback when it is empty.
+SCRAPER_CREDENTIALS = {
+    "gcp_api_key": env("GCP_BILLING_API_KEY", default=""),
+    "lambda_api_key": env("LAMBDA_API_KEY", default=""),
+    "runpod_api_key": env("RUNPOD_API_KEY", default=""),
+    "vastai_api_key": env("VASTAI_API_KEY", default=""),
+    "alibaba_access_key_id": env("ALIBABA_ACCESS_KEY_ID", default=""),
+    "alibaba_access_key_secret": env("ALIBABA_ACCESS_KEY_SECRET", default=""),
+    "tencent_secret_id": env("TENCENT_SECRET_ID", default=""),
+    "tencent_secret_key": env("TENCENT_SECRET_KEY", default=""),
+    "huawei_access_key": env("HUAWEI_ACCESS_KEY", default=""),
+    "huawei_secret_key": env("HUAWEI_SECRET_KEY", default=""),
+    "aws_spot_source_url": env("AWS_SPOT_SOURCE_URL", default=""),
+}
+# Ingest rules.
+SCRAPE_QUARANTINE_FACTOR = env.float("SCRAPE_QUARANTINE_FACTOR", default=3.0)
+SCRAPE_GONE_AFTER_RUNS = env.int("SCRAPE_GONE_AFTER_RUNS", default=3)
+SCRAPE_DEFAULT_INTERVAL_HOURS = env.int("SCRAPE_DEFAULT_INTERVAL_HOURS", default=6)

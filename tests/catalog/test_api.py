@@ -32,7 +32,7 @@ def test_gpu_list_has_the_contract_keys(api_client):
 
 def test_gpu_detail_by_slug(api_client):
     body = api_client.get("/api/gpus/t4/").json()
-    assert body["bf16_tflops"] is None and "Tesla T4" in body["aliases"]
+    assert body["bf16_tflops"] is None and "T4" in body["aliases"]
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,208 @@
+"""The scraper contract: ``fetch(client)`` returns raw pages, ``parse(page)`` turns one into records.
+
+Parsing is pure (no network, no database): a page in, typed price records out, so every parser is
+tested on recorded pages. Only the ingest service (scrapers/ingest.py) writes prices.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any, ClassVar
+
+import httpx
+
+USER_AGENT = (
+    "GPUAtlas/1.0 (+https://github.com/gpu-atlas; price catalog refresh; contact via repository)"
+)
+RETRY_STATUSES = {429, 500, 502, 503, 504}
+
+
+class ParseError(ValueError):
+    """A page that is not what the parser expects (changed layout, truncated, wrong format)."""
+
+
+class FetchError(RuntimeError):
+    """The source could not be fetched after retries."""
+
+
+@dataclass(frozen=True)
+class Page:
+    """One fetched document: where it came from, its status, its body and when."""
+
+    url: str
+    status: int
+    body: str
+    fetched_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    content_type: str = ""
+    # Free-form context a parser needs that is not in the body (e.g. the region a file is for).
+    meta: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PriceRecord:
+    """One price as the provider states it, before normalisation.
+
+    ``gpu_name`` is the provider's own spelling; the ingest service maps it through aliases.
+    ``amount`` is for the whole instance in ``currency`` per ``unit``.
+    """
+
+    instance_type: str
+    gpu_name: str
+    gpu_count: Decimal
+    region: str
+    pricing_model: str
+    amount: Decimal
+    currency: str
+    unit: str = "hour"
+    vcpus: int | None = None
+    ram_gib: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["gpu_count"] = float(self.gpu_count)
+        data["amount"] = float(self.amount)
+        return data
+
+
+class Scraper:
+    """Base class: subclasses set ``key``, ``base_url`` and implement ``pages`` and ``parse``."""
+
+    key: ClassVar[str]
+    provider_slug: ClassVar[str]
+    base_url: ClassVar[str]
+    description: ClassVar[str] = ""
+
+    # Regions fetched when the caller names none (sources that are fetched per region).
+    default_regions: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None = None,
+        credentials: dict[str, str] | None = None,
+        regions: Iterable[str] | None = None,
+    ):
+        self.base_url = (base_url or type(self).base_url).rstrip("/")
+        self.credentials = credentials or {}
+        self.regions = tuple(regions) if regions else self.default_regions
+
+    def pricing_models(self) -> frozenset[str]:
+        """Pricing models this source publishes as configured; only these can be marked gone.
+
+        Override when a model depends on configuration (e.g. AWS spot needs a spot source).
+        """
+        return frozenset(("on_demand", "spot", "monthly", "yearly", "reserved_1y", "reserved_3y"))
+
+    # --- to implement ------------------------------------------------------------------
+    def fetch(self, client: HttpClient) -> Iterator[Page]:
+        """Yield every page of the source (following pagination)."""
+        raise NotImplementedError
+
+    def parse(self, page: Page) -> list[PriceRecord]:
+        """Records in one page; raise ParseError when the page is not in the expected format."""
+        raise NotImplementedError
+
+
+REGISTRY: dict[str, type[Scraper]] = {}
+
+
+def register(cls: type[Scraper]) -> type[Scraper]:
+    """Class decorator adding a scraper to the registry under its key."""
+    REGISTRY[cls.key] = cls
+    return cls
+
+
+class HttpClient:
+    """httpx with timeouts, a polite user agent and retries with backoff on 429 and 5xx."""
+
+    def __init__(
+        self,
+        *,
+        timeout_s: float = 30.0,
+        retries: int = 3,
+        backoff_s: float = 1.0,
+        sleep: Callable[[float], None] = time.sleep,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.retries = retries
+        self.backoff_s = backoff_s
+        self.sleep = sleep
+        self._client = httpx.Client(
+            timeout=httpx.Timeout(timeout_s),
+            headers={"User-Agent": USER_AGENT, "Accept-Encoding": "gzip, deflate"},
+            follow_redirects=True,
+            transport=transport,
+        )
+
+    def get(
+        self,
+        url: str,
+        *,
+        params: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+        meta: dict[str, str] | None = None,
+    ) -> Page:
+        return self.request("GET", url, params=params, headers=headers, meta=meta)
+
+    def post(
+        self,
+        url: str,
+        *,
+        json: Any = None,
+        headers: dict[str, str] | None = None,
+        meta: dict[str, str] | None = None,
+    ) -> Page:
+        return self.request("POST", url, json=json, headers=headers, meta=meta)
+
+    def request(
+        self, method: str, url: str, *, meta: dict[str, str] | None = None, **kwargs: Any
+    ) -> Page:
+        last_error = ""
+        for attempt in range(self.retries + 1):
+            try:
+                response = self._client.request(method, url, **kwargs)
+            except httpx.TransportError as exc:  # timeouts, refused connections, resets
+                last_error = f"{type(exc).__name__}: {exc}"
+            else:
+                if response.status_code < 400:
+                    return Page(
+                        url=str(response.url),
+                        status=response.status_code,
+                        body=response.text,
+                        content_type=response.headers.get("content-type", ""),
+                        meta=dict(meta or {}),
+                    )
+                last_error = f"HTTP {response.status_code} from {url}"
+                if response.status_code not in RETRY_STATUSES:
+                    break
+                retry_after = response.headers.get("retry-after", "")
+                if retry_after.isdigit() and attempt < self.retries:
+                    self.sleep(min(float(retry_after), 60.0))
+                    continue
+            if attempt < self.retries:
+                # Exponential backoff with jitter: 1, 2, 4 s (+/- 25%).
+                self.sleep(self.backoff_s * (2**attempt) * random.uniform(0.75, 1.25))
+        raise FetchError(last_error or f"could not fetch {url}")
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> HttpClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def parse_all(scraper: Scraper, pages: Iterable[Page]) -> list[PriceRecord]:
+    """Every record of every page, in order."""
+    records: list[PriceRecord] = []
+    for page in pages:
+        records.extend(scraper.parse(page))
+    return records

@@ -1,0 +1,60 @@
+"""Parse a saved provider page offline and print its records as JSON (for curators debugging)."""
+
+import json
+import sys
+from pathlib import Path
+
+from django.core.management.base import BaseCommand
+
+from scrapers.base import Page, ParseError
+from scrapers.registry import scraper_for, scraper_keys
+
+
+class Command(BaseCommand):
+    help = "Parse FILE with the named provider's parser and print the price records as JSON."
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--provider", required=True, help=f"scraper key: {', '.join(scraper_keys())}"
+        )
+        parser.add_argument(
+            "file", help="a saved page (JSON, HTML or XML as the provider serves it)"
+        )
+        parser.add_argument(
+            "--url", default="", help="the URL the page came from, if the parser needs it"
+        )
+        parser.add_argument(
+            "--meta",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="page context, e.g. region=us-east-1",
+        )
+
+    def handle(self, *args, **options):
+        try:
+            scraper = scraper_for(options["provider"])
+        except KeyError as exc:
+            return self._fail(str(exc.args[0]))
+        path = Path(options["file"])
+        try:
+            body = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            return self._fail(f"cannot read {path}: {exc}")
+        meta = dict(item.split("=", 1) for item in options["meta"] if "=" in item)
+        page = Page(url=options["url"] or path.resolve().as_uri(), status=200, body=body, meta=meta)
+        try:
+            records = scraper.parse(page)
+        except ParseError as exc:
+            return self._fail(f"{options['provider']}: {path.name}: {exc}")
+        except Exception as exc:  # a parser bug must still end in one line, not a traceback
+            return self._fail(
+                f"{options['provider']}: {path.name}: unexpected {type(exc).__name__}: {exc}"
+            )
+        self.stdout.write(
+            json.dumps([r.as_json() for r in records], indent=2, ensure_ascii=False, default=str)
+        )
+
+    def _fail(self, message: str) -> None:
+        self.stderr.write(f"error: {message}")
+        sys.exit(2)

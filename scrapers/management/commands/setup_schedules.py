@@ -1,0 +1,13 @@
+"""Create the default refresh schedule per provider (editable afterwards in the admin)."""
+
+from django.core.management.base import BaseCommand
+
+from scrapers.schedules import schedules_ensure
+
+
+class Command(BaseCommand):
+    help = "Create a periodic refresh task per provider and a daily currency-rate task, if missing."
+
+    def handle(self, *args, **options):
+        created = schedules_ensure()
+        self.stdout.write(f"Schedules ready ({created} created).")

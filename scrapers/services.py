@@ -1,0 +1,473 @@
+"""The ingest service: the only writer of scraped prices.
+
+A refresh fetches a provider's source, parses it (pure), then in ONE transaction validates,
+normalises, maps GPU names through aliases, upserts current prices with history, quarantines
+suspicious figures, respects curator locks and marks prices that stopped appearing as gone. A
+failed fetch or parse writes nothing but the failed ScrapeRun.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import Decimal, InvalidOperation
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from catalog import choices
+from catalog.gpu_names import normalise_gpu_name
+from catalog.models import (
+    GPU,
+    GPUAlias,
+    InstanceType,
+    Price,
+    PriceHistory,
+    Provider,
+    QuarantinedPrice,
+    ScrapeRun,
+)
+from catalog.selectors import currency_rates_latest
+from catalog.services import CatalogDataError, price_normalise, unmatched_gpu_name_record
+
+from .base import HttpClient, PriceRecord, Scraper, parse_all
+from .registry import http_client, scraper_for
+
+logger = logging.getLogger(__name__)
+SIX = Decimal("0.000001")
+MAX_PROBLEMS_KEPT = 50
+
+
+class RefreshInProgress(RuntimeError):
+    """Another refresh of the same provider is running."""
+
+
+@dataclass
+class IngestReport:
+    records_seen: int = 0
+    created: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    quarantined: int = 0
+    unmatched: int = 0
+    gone: int = 0
+    locked: int = 0
+    skipped: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    def problem(self, text: str) -> None:
+        self.skipped += 1
+        if len(self.problems) < MAX_PROBLEMS_KEPT:
+            self.problems.append(text)
+
+
+# --- Locks ---------------------------------------------------------------------------------
+
+
+@contextmanager
+def provider_lock(slug: str, *, timeout_s: int | None = None) -> Iterator[None]:
+    """A cache lock (atomic SET NX on Redis) so one provider is never refreshed twice at once.
+
+    The database adds a second guard: a unique constraint allows one running ScrapeRun per provider.
+    """
+    key = f"scrape-lock:{slug}"
+    token = uuid.uuid4().hex
+    if not cache.add(key, token, timeout=timeout_s or settings.CELERY_TASK_TIME_LIMIT + 60):
+        raise RefreshInProgress(f"a refresh of {slug} is already running")
+    try:
+        yield
+    finally:
+        if cache.get(key) == token:
+            cache.delete(key)
+
+
+def scrape_run_start(*, provider: Provider, trigger: str) -> ScrapeRun:
+    """Open a run, failing if one is already running (runs older than the time limit are abandoned)."""
+    now = timezone.now()
+    abandoned_before = now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT * 2)
+    ScrapeRun.objects.filter(
+        provider=provider, status=choices.ScrapeStatus.RUNNING, started_at__lt=abandoned_before
+    ).update(
+        status=choices.ScrapeStatus.FAILED, finished_at=now, error="abandoned: worker died mid-run"
+    )
+    try:
+        with transaction.atomic():
+            return ScrapeRun.objects.create(
+                provider=provider,
+                started_at=now,
+                status=choices.ScrapeStatus.RUNNING,
+                trigger=trigger,
+            )
+    except IntegrityError as exc:
+        raise RefreshInProgress(f"a refresh of {provider.slug} is already running") from exc
+
+
+# --- Refresh -------------------------------------------------------------------------------
+
+
+def provider_refresh(
+    *,
+    provider_slug: str,
+    trigger: str = "manual",
+    client: HttpClient | None = None,
+    scraper: Scraper | None = None,
+) -> ScrapeRun:
+    """Fetch, parse and ingest one provider's prices; never loses stored prices on failure."""
+    provider = Provider.objects.get(slug=provider_slug)
+    scraper = scraper or scraper_for(provider.scraper_key or provider.slug)
+    with provider_lock(provider.slug):
+        run = scrape_run_start(provider=provider, trigger=trigger)
+        own_client = client is None
+        client = client or http_client()
+        try:
+            pages = list(scraper.fetch(client))
+            run.pages = len(pages)
+            records = parse_all(scraper, pages)
+            report = prices_ingest(
+                provider=provider, run=run, records=records, observed_at=run.started_at,
+                pricing_models=scraper.pricing_models(),
+            )  # fmt: skip
+        except Exception as exc:  # any failure: the run says why, stored prices stay as they were
+            logger.exception("refresh of %s failed", provider.slug)
+            run.status = choices.ScrapeStatus.FAILED
+            run.error = f"{type(exc).__name__}: {exc}"[:2000]
+        else:
+            _copy_counts(run, report)
+            run.status = (
+                choices.ScrapeStatus.PARTIAL if report.problems else choices.ScrapeStatus.SUCCESS
+            )
+            run.error = "\n".join(report.problems)
+        finally:
+            if own_client:
+                client.close()
+            run.finished_at = timezone.now()
+            run.save()
+    return run
+
+
+def _copy_counts(run: ScrapeRun, report: IngestReport) -> None:
+    for name in (
+        "records_seen",
+        "created",
+        "changed",
+        "unchanged",
+        "quarantined",
+        "unmatched",
+        "gone",
+    ):
+        setattr(run, name, getattr(report, name))
+
+
+# --- Ingest --------------------------------------------------------------------------------
+
+
+def _validate(record: PriceRecord, rates: dict[str, Decimal]) -> str | None:
+    try:
+        amount = Decimal(record.amount)
+    except (InvalidOperation, TypeError, ValueError):
+        return f"amount {record.amount!r} is not a number"
+    if not amount.is_finite() or amount < 0:
+        return f"amount {record.amount!r} is negative or not finite"
+    if record.pricing_model not in choices.PricingModel.values:
+        return f"unknown pricing model {record.pricing_model!r}"
+    if record.unit not in choices.PriceUnit.values:
+        return f"unknown unit {record.unit!r}"
+    if record.currency not in rates:
+        return f"no exchange rate for currency {record.currency!r}"
+    if Decimal(record.gpu_count) <= 0:
+        return f"GPU count {record.gpu_count!r} is not positive"
+    return None
+
+
+def _suspicious(usd_per_hour: Decimal, previous: Price | None) -> str | None:
+    """Zero, or more than the factor away from the last price (SCRAPE_QUARANTINE_FACTOR)."""
+    if usd_per_hour == 0:
+        return "zero price"
+    if previous is None or previous.usd_per_hour == 0:
+        return None
+    factor = Decimal(str(settings.SCRAPE_QUARANTINE_FACTOR))
+    ratio = usd_per_hour / previous.usd_per_hour
+    if ratio > factor:
+        return f"{ratio:.1f}x the last price (limit {factor}x)"
+    if ratio < 1 / factor:
+        return f"{ratio:.2f}x the last price (limit 1/{factor})"
+    return None
+
+
+def prices_ingest(
+    *,
+    provider: Provider,
+    run: ScrapeRun,
+    records: list[PriceRecord],
+    observed_at: datetime,
+    pricing_models: frozenset[str] | None = None,
+) -> IngestReport:
+    """Validate, normalise and upsert ``records`` for ``provider`` in one transaction.
+
+    A stored price counts as missing only in a region this run covered and under a pricing model
+    the source publishes (``pricing_models``). Queries are constant in the number of records:
+    lookups are loaded once, writes are bulk.
+    """
+    covered_models = set(pricing_models or choices.PricingModel.values)
+    report = IngestReport()
+    with transaction.atomic():
+        rates = currency_rates_latest()
+        regions = {region.code: region for region in provider.regions.all()}
+        instances = {it.name: it for it in provider.instance_types.select_related("gpu")}
+        alias_gpu = dict(GPUAlias.objects.values_list("normalised", "gpu_id"))
+        gpus = {gpu.pk: gpu for gpu in GPU.objects.all()}
+        slug_gpu = {gpu.slug: gpu for gpu in gpus.values()}
+        existing = {
+            (p.instance_type_id, p.region_id, p.pricing_model): p
+            for p in Price.objects.select_for_update().filter(instance_type__provider=provider)
+        }
+        seen: set[tuple] = set()
+        unmatched_names: set[str] = set()
+        creates: list[Price] = []
+        updates: list[Price] = []
+        history: list[PriceHistory] = []
+        held: list[QuarantinedPrice] = []
+        covered_regions: set[int] = set()
+
+        for record in records:
+            report.records_seen += 1
+            problem = _validate(record, rates)
+            if problem:
+                report.problem(f"{record.instance_type} {record.region}: {problem}")
+                continue
+            region = regions.get(record.region)
+            if region is None:
+                report.problem(f"{record.instance_type}: unknown region {record.region!r}")
+                continue
+            covered_regions.add(region.pk)
+            instance = instances.get(record.instance_type)
+            if instance is None:
+                key = normalise_gpu_name(record.gpu_name)
+                gpu = gpus.get(alias_gpu.get(key)) or slug_gpu.get(record.gpu_name.strip().lower())
+                if gpu is None:
+                    report.unmatched += 1
+                    if key not in unmatched_names:
+                        unmatched_names.add(key)
+                        unmatched_gpu_name_record(
+                            provider=provider, name=record.gpu_name, example=record.as_json()
+                        )
+                    continue
+                if record.vcpus is None or record.ram_gib is None:
+                    report.problem(f"{record.instance_type}: new instance type without vCPUs/RAM")
+                    continue
+                instance = InstanceType.objects.create(
+                    provider=provider,
+                    name=record.instance_type,
+                    gpu=gpu,
+                    gpu_count=Decimal(record.gpu_count),
+                    vcpus=record.vcpus,
+                    ram_gib=record.ram_gib,
+                    source=f"Discovered by scrape run {run.pk} on {observed_at:%Y-%m-%d}",
+                    notes="Created by a refresh: a curator should add disk and interconnects.",
+                )
+                instances[instance.name] = instance
+            key3 = (instance.pk, region.pk, record.pricing_model)
+            if key3 in seen:
+                report.problem(
+                    f"{record.instance_type} {record.region} {record.pricing_model}: duplicate record"
+                )
+                continue
+            seen.add(key3)
+            try:
+                usd_per_hour, usd_per_gpu_hour = price_normalise(
+                    amount=Decimal(record.amount), currency=record.currency, unit=record.unit,
+                    gpu_count=instance.gpu_count, rates=rates,
+                )  # fmt: skip
+            except CatalogDataError as exc:
+                report.problem(f"{record.instance_type}: {exc}")
+                continue
+            amount = Decimal(record.amount).quantize(SIX)
+            previous = existing.get(key3)
+            if previous is not None and previous.locked:
+                report.locked += 1
+                continue
+            reason = _suspicious(usd_per_hour, previous)
+            if reason:
+                report.quarantined += 1
+                held.append(
+                    QuarantinedPrice(
+                        scrape_run=run,
+                        instance_type=instance,
+                        region=region,
+                        pricing_model=record.pricing_model,
+                        amount=amount,
+                        currency=record.currency,
+                        unit=record.unit,
+                        usd_per_hour=usd_per_hour,
+                        previous_usd_per_hour=previous.usd_per_hour if previous else None,
+                        reason=reason,
+                        observed_at=observed_at,
+                        record=record.as_json(),
+                    )
+                )
+                continue
+            values = {
+                "amount": amount, "currency": record.currency, "unit": record.unit,
+                "usd_per_hour": usd_per_hour, "usd_per_gpu_hour": usd_per_gpu_hour,
+            }  # fmt: skip
+            if previous is None:
+                price = Price(
+                    instance_type=instance, region=region, pricing_model=record.pricing_model,
+                    observed_at=observed_at, source=choices.PriceSource.SCRAPER, scrape_run=run,
+                    source_url=record.extra.get("source_url", ""), extra=record.extra, **values,
+                )  # fmt: skip
+                creates.append(price)
+                history.append(_history(price, choices.PriceEvent.APPEARED, None, run))
+                report.created += 1
+                continue
+            moved = any(getattr(previous, name) != value for name, value in values.items())
+            event = (
+                choices.PriceEvent.REAPPEARED
+                if previous.gone_at is not None
+                else (choices.PriceEvent.CHANGED if moved else None)
+            )
+            old_amount = previous.amount
+            for name, value in values.items():
+                setattr(previous, name, value)
+            previous.observed_at = observed_at
+            previous.source = choices.PriceSource.SCRAPER
+            previous.scrape_run = run
+            previous.missed_runs = 0
+            previous.gone_at = None
+            previous.extra = record.extra or previous.extra
+            previous.updated_at = timezone.now()
+            updates.append(previous)
+            if event:
+                history.append(_history(previous, event, old_amount, run))
+                report.changed += 1
+            else:
+                report.unchanged += 1
+
+        # Prices this source covers (same regions and pricing models) but no longer lists.
+        gone_after = settings.SCRAPE_GONE_AFTER_RUNS
+        now = timezone.now()
+        for key3, price in existing.items():
+            if key3 in seen or price.locked or price.gone_at is not None:
+                continue
+            if price.region_id not in covered_regions or price.pricing_model not in covered_models:
+                continue
+            price.missed_runs += 1
+            if price.missed_runs >= gone_after:
+                price.gone_at = now
+                history.append(
+                    PriceHistory(
+                        instance_type_id=price.instance_type_id,
+                        region_id=price.region_id,
+                        pricing_model=price.pricing_model,
+                        event=choices.PriceEvent.DISAPPEARED,
+                        amount=None,
+                        previous_amount=price.amount,
+                        currency=price.currency,
+                        unit=price.unit,
+                        observed_at=now,
+                        source=choices.PriceSource.SCRAPER,
+                        scrape_run=run,
+                    )
+                )
+                report.gone += 1
+            price.updated_at = now
+            updates.append(price)
+
+        Price.objects.bulk_create(creates, batch_size=1000)
+        Price.objects.bulk_update(
+            updates,
+            ["amount", "currency", "unit", "usd_per_hour", "usd_per_gpu_hour", "observed_at", "source",
+             "scrape_run", "missed_runs", "gone_at", "extra", "updated_at"],
+            batch_size=1000,
+        )  # fmt: skip
+        PriceHistory.objects.bulk_create(history, batch_size=1000)
+        QuarantinedPrice.objects.bulk_create(held, batch_size=1000)
+    return report
+
+
+def _history(
+    price: Price, event: str, previous_amount: Decimal | None, run: ScrapeRun
+) -> PriceHistory:
+    return PriceHistory(
+        instance_type_id=price.instance_type_id
+        if price.instance_type_id
+        else price.instance_type.pk,
+        region_id=price.region_id,
+        pricing_model=price.pricing_model,
+        event=event,
+        amount=price.amount,
+        previous_amount=previous_amount,
+        currency=price.currency,
+        unit=price.unit,
+        usd_per_hour=price.usd_per_hour,
+        usd_per_gpu_hour=price.usd_per_gpu_hour,
+        observed_at=price.observed_at,
+        source=choices.PriceSource.SCRAPER,
+        scrape_run=run,
+    )
+
+
+# --- Curator decisions on quarantined prices ---------------------------------------------
+
+
+def quarantined_price_approve(*, item: QuarantinedPrice, user: str) -> None:
+    """Accept a held figure: it becomes the current price, with history."""
+    from catalog.services import price_upsert
+
+    with transaction.atomic():
+        price_upsert(
+            instance_type=item.instance_type, region=item.region, pricing_model=item.pricing_model,
+            amount=item.amount, currency=item.currency, unit=item.unit, observed_at=item.observed_at,
+            source=choices.PriceSource.SCRAPER, rates=currency_rates_latest(), scrape_run=item.scrape_run,
+        )  # fmt: skip
+        item.status = QuarantinedPrice.Status.APPROVED
+        item.decided_at = timezone.now()
+        item.decided_by = user
+        item.save(update_fields=["status", "decided_at", "decided_by"])
+
+
+def quarantined_price_reject(*, item: QuarantinedPrice, user: str) -> None:
+    """Discard a held figure; the current price stays."""
+    item.status = QuarantinedPrice.Status.REJECTED
+    item.decided_at = timezone.now()
+    item.decided_by = user
+    item.save(update_fields=["status", "decided_at", "decided_by"])
+
+
+# --- Currency rates ------------------------------------------------------------------------
+
+
+def currency_rates_refresh(*, client: HttpClient | None = None) -> int:
+    """Store today's ECB reference rates and renormalise every price; returns rates stored."""
+    from catalog.models import CurrencyRate
+    from catalog.services import prices_renormalise
+
+    from .providers.ecb import EcbRates
+
+    source = EcbRates(base_url=settings.SCRAPER_BASE_URLS.get("ecb") or None)
+    own = client is None
+    client = client or http_client()
+    try:
+        rates = source.parse_rates(source.fetch(client))
+    finally:
+        if own:
+            client.close()
+    with transaction.atomic():
+        for rate in rates:
+            CurrencyRate.objects.update_or_create(
+                currency=rate.currency,
+                as_of=rate.as_of,
+                defaults={
+                    "usd_per_unit": rate.usd_per_unit,
+                    "source": "ECB euro reference rates",
+                    "source_url": source.url,
+                },
+            )
+        prices_renormalise()
+    return len(rates)

@@ -1,0 +1,44 @@
+"""Celery entry points for price refreshes: thin, idempotent, retried on network errors."""
+
+from __future__ import annotations
+
+from celery import group, shared_task
+
+from catalog.models import Provider
+
+from . import services
+from .base import FetchError
+
+
+@shared_task(
+    name="scrapers.refresh_provider",
+    bind=True,
+    acks_late=True,
+    soft_time_limit=600,
+    time_limit=900,
+    max_retries=3,
+)
+def refresh_provider(self, provider_slug: str, trigger: str = "schedule") -> dict:
+    """Refresh one provider; a refresh already running makes this one a no-op."""
+    try:
+        run = services.provider_refresh(provider_slug=provider_slug, trigger=trigger)
+    except services.RefreshInProgress as exc:
+        return {"provider": provider_slug, "status": "skipped", "reason": str(exc)}
+    if run.status == "failed" and run.error.startswith(FetchError.__name__):
+        # Network trouble: try again later with exponential backoff (5, 10, 20 minutes).
+        raise self.retry(countdown=300 * 2**self.request.retries, exc=FetchError(run.error))
+    return {"provider": provider_slug, "run": run.pk, "status": run.status}
+
+
+@shared_task(name="scrapers.refresh_all")
+def refresh_all(trigger: str = "schedule") -> list[str]:
+    """Fan out one refresh task per provider that has a scraper."""
+    slugs = list(Provider.objects.exclude(scraper_key="").values_list("slug", flat=True))
+    group(refresh_provider.s(slug, trigger) for slug in slugs).apply_async()
+    return slugs
+
+
+@shared_task(name="scrapers.refresh_currency_rates", acks_late=True, time_limit=300, max_retries=3)
+def refresh_currency_rates() -> int:
+    """Fetch the ECB reference rates, store them and renormalise prices."""
+    return services.currency_rates_refresh()
