@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import Decimal
 
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from .gpu_names import normalise_gpu_name
-from .models import GPU, CurrencyRate, GPUAlias, Price, Provider
+from .models import GPU, CurrencyRate, GPUAlias, Price, Provider, ScrapeRun
 from .querysets import stale_cutoff
 
 
@@ -47,7 +47,13 @@ def provider_list(*, now: datetime | None = None) -> QuerySet[Provider]:
     """Providers annotated with their price counts, stale counts and last refresh."""
     cutoff = stale_cutoff(now or timezone.now())
     current = Q(instance_types__prices__gone_at__isnull=True)
+    runs = ScrapeRun.objects.filter(provider=OuterRef("pk")).order_by("-started_at")
+    successes = runs.filter(status__in=["success", "partial"])
     return Provider.objects.annotate(
+        last_run_status=Subquery(runs.values("status")[:1]),
+        last_run_at=Subquery(runs.values("started_at")[:1]),
+        last_success_at=Subquery(successes.values("finished_at")[:1]),
+    ).annotate(
         price_count=Count("instance_types__prices", filter=current, distinct=True),
         stale_price_count=Count(
             "instance_types__prices",

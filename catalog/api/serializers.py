@@ -48,13 +48,17 @@ class ProviderSerializer(serializers.ModelSerializer):
     price_count = serializers.IntegerField(read_only=True)
     stale_price_count = serializers.IntegerField(read_only=True)
     last_price_observed_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    last_run_status = serializers.CharField(read_only=True, allow_null=True)
+    last_run_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    last_success_at = serializers.DateTimeField(read_only=True, allow_null=True)
 
     class Meta:
         model = Provider
         fields = [
             "slug", "name", "kind", "home_currency", "website", "price_source_url", "scraper_key",
             "mainland_china", "compliance_notes", "billing_granularity", "price_count",
-            "stale_price_count", "last_price_observed_at",
+            "stale_price_count", "last_price_observed_at", "last_run_status", "last_run_at",
+            "last_success_at",
         ]  # fmt: skip
 
 

@@ -1,0 +1,200 @@
+"""Input and output serializers of the sizing operations (recommend, compare, estimate)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable
+
+from rest_framework import serializers
+
+from catalog.models import GPU, Provider, Region
+
+from ..planner import OBJECTIVES, PRICING_MODELS
+
+
+class CommaListField(serializers.ListField):
+    """A list given as JSON or, in a query string, as ``a,b,c``."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, str):
+            data = [item.strip() for item in data.split(",") if item.strip()]
+        return super().to_internal_value(data)
+
+
+class ConstraintsSerializer(serializers.Serializer):
+    providers = CommaListField(child=serializers.CharField(), required=False, default=list)
+    regions = CommaListField(child=serializers.CharField(), required=False, default=list)
+    countries = CommaListField(
+        child=serializers.CharField(max_length=2), required=False, default=list
+    )
+    mainland_china = serializers.BooleanField(required=False, allow_null=True, default=None)
+    pricing = CommaListField(
+        child=serializers.ChoiceField(choices=PRICING_MODELS), required=False, allow_empty=False
+    )
+    max_usd_per_hour = serializers.FloatField(required=False, min_value=0, allow_null=True)
+    max_total_usd = serializers.FloatField(required=False, min_value=0, allow_null=True)
+    max_hours = serializers.FloatField(required=False, min_value=0, allow_null=True)
+    gpus = CommaListField(child=serializers.CharField(), required=False, default=list)
+    min_gpu_memory_gb = serializers.FloatField(
+        required=False, min_value=0, max_value=4096, allow_null=True
+    )
+    max_gpus = serializers.IntegerField(
+        required=False, min_value=1, max_value=100_000, allow_null=True
+    )
+    allow_multi_node = serializers.BooleanField(required=False, default=True)
+    datacenter_only = serializers.BooleanField(required=False, default=False)
+    include_stale = serializers.BooleanField(required=False, default=True)
+
+    def validate_providers(self, value: list[str]) -> list[str]:
+        return _known(value, lambda: Provider.objects.values_list("slug", flat=True), "provider")
+
+    def validate_gpus(self, value: list[str]) -> list[str]:
+        return _known(value, lambda: GPU.objects.values_list("slug", flat=True), "GPU")
+
+    def validate_regions(self, value: list[str]) -> list[str]:
+        return _known(value, lambda: Region.objects.values_list("code", flat=True), "region")
+
+    def validate_countries(self, value: list[str]) -> list[str]:
+        return [country.upper() for country in value]
+
+
+def _known(values: list[str], names: Callable[[], Iterable[str]], what: str) -> list[str]:
+    """``values`` if all are known names, else a validation error suggesting the closest."""
+    if not values:
+        return values
+    known = set(names())
+    problems = []
+    for item in values:
+        if item not in known:
+            close = difflib.get_close_matches(item, sorted(known), n=3, cutoff=0.5)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            problems.append(f"unknown {what} {item!r}{hint}")
+    if problems:
+        raise serializers.ValidationError(problems)
+    return values
+
+
+class WorkloadField(serializers.DictField):
+    """The estimator's workload fields (see docs/api.md); validated by the estimator itself."""
+
+
+class RecommendInputSerializer(serializers.Serializer):
+    workload = WorkloadField()
+    constraints = ConstraintsSerializer(required=False)
+    objective = serializers.ChoiceField(choices=OBJECTIVES, default="cheapest")
+    limit = serializers.IntegerField(min_value=1, max_value=200, default=10)
+
+
+class CompareTargetSerializer(serializers.Serializer):
+    provider = serializers.CharField(required=False)
+    instance_type = serializers.CharField(required=False)
+    gpu = serializers.CharField(required=False)
+
+    def validate(self, attrs):
+        if not attrs.get("gpu") and not (attrs.get("provider") and attrs.get("instance_type")):
+            raise serializers.ValidationError("give either gpu, or provider and instance_type")
+        return attrs
+
+
+class CompareInputSerializer(serializers.Serializer):
+    workload = WorkloadField()
+    targets = CompareTargetSerializer(many=True, allow_empty=False, max_length=50)
+    constraints = ConstraintsSerializer(required=False)
+
+
+class EstimateInputSerializer(serializers.Serializer):
+    workload = WorkloadField()
+    gpu = serializers.CharField(required=False, allow_null=True)
+    gpu_count = serializers.IntegerField(required=False, min_value=1, max_value=4096, default=1)
+
+    def validate_gpu(self, value: str | None) -> str | None:
+        if value:
+            _known([value], lambda: GPU.objects.values_list("slug", flat=True), "GPU")
+        return value
+
+
+# --- Output shapes (for the OpenAPI schema; the views build plain dicts) -----------------
+
+
+class BreakdownSerializer(serializers.Serializer):
+    weights = serializers.FloatField()
+    gradients = serializers.FloatField()
+    optimizer = serializers.FloatField()
+    activations = serializers.FloatField()
+    kv_cache = serializers.FloatField()
+    adapters = serializers.FloatField()
+    overhead = serializers.FloatField()
+
+
+class EstimateOutputSerializer(serializers.Serializer):
+    memory_per_gpu_gib = serializers.FloatField()
+    breakdown = BreakdownSerializer()
+    total_memory_gib = serializers.FloatField()
+    min_gpus = serializers.IntegerField(allow_null=True)
+    training_flops = serializers.FloatField(allow_null=True)
+    mfu = serializers.FloatField(allow_null=True)
+    tokens_per_second = serializers.FloatField(allow_null=True)
+    gpu_hours = serializers.FloatField(allow_null=True)
+    est_hours = serializers.FloatField(allow_null=True)
+    gpu = serializers.CharField(allow_null=True)
+    gpu_count = serializers.IntegerField()
+    assumptions = serializers.DictField()
+    notes = serializers.ListField(child=serializers.CharField())
+
+
+class InterconnectOutputSerializer(serializers.Serializer):
+    intra_node = serializers.CharField(allow_null=True)
+    intra_node_bandwidth_gb_s = serializers.FloatField(allow_null=True)
+    inter_node = serializers.CharField(allow_null=True)
+    inter_node_rdma = serializers.BooleanField()
+    network_gbps = serializers.FloatField(allow_null=True)
+
+
+class RecommendationSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    provider = serializers.CharField()
+    region = serializers.CharField()
+    instance_type = serializers.CharField()
+    gpu = serializers.CharField()
+    gpu_count = serializers.FloatField()
+    nodes = serializers.IntegerField()
+    pricing_model = serializers.CharField()
+    usd_per_hour = serializers.FloatField()
+    usd_per_gpu_hour = serializers.FloatField()
+    est_hours = serializers.FloatField(allow_null=True)
+    est_total_usd = serializers.FloatField(allow_null=True)
+    memory_per_gpu_gib = serializers.FloatField()
+    headroom_pct = serializers.FloatField()
+    sharding = serializers.CharField(allow_null=True)
+    interconnect = InterconnectOutputSerializer()
+    host_check = serializers.DictField()
+    price_observed_at = serializers.DateTimeField()
+    stale = serializers.BooleanField()
+    reasons = serializers.ListField(child=serializers.CharField())
+    warnings = serializers.ListField(child=serializers.CharField())
+
+
+class RejectedEntrySerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    examples = serializers.ListField(child=serializers.CharField())
+
+
+class RecommendOutputSerializer(serializers.Serializer):
+    estimate = EstimateOutputSerializer()
+    recommendations = RecommendationSerializer(many=True)
+    rejected = serializers.DictField(child=RejectedEntrySerializer())
+    advice = serializers.ListField(child=serializers.CharField())
+    catalog_as_of = serializers.DateTimeField(allow_null=True)
+    objective = serializers.CharField()
+    considered = serializers.IntegerField()
+
+
+class CompareRowSerializer(RecommendationSerializer):
+    fits = serializers.BooleanField()
+    why_not = serializers.CharField(allow_null=True)
+
+
+class CompareOutputSerializer(serializers.Serializer):
+    estimate = EstimateOutputSerializer()
+    rows = CompareRowSerializer(many=True)
+    catalog_as_of = serializers.DateTimeField(allow_null=True)

@@ -1,0 +1,163 @@
+"""Operation endpoints: /api/estimate, /api/recommend (POST and GET), /api/compare."""
+
+from __future__ import annotations
+
+from dataclasses import fields as dataclass_fields
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers as drf_serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from catalog.models import GPU
+
+from .. import selectors
+from ..estimator import WorkloadError, estimate, parse_workload
+from ..planner import Constraints
+from ..presets import load_presets
+from . import serializers
+
+WORKLOAD_DOC = (
+    "Workload fields: model or params_b, task, method, precision, mixed_precision, optimizer, "
+    "batch_size, seq_len, gradient_checkpointing, sharding, lora_rank, lora_targets, tokens, "
+    "context_len, concurrency. See docs/api.md."
+)
+
+
+def _workload(data: dict[str, Any]):
+    try:
+        return parse_workload(data, load_presets())
+    except WorkloadError as exc:
+        raise drf_serializers.ValidationError({"workload": exc.errors}) from exc
+
+
+def _constraints(data: dict[str, Any] | None) -> Constraints:
+    data = dict(data or {})
+    if data.get("pricing"):
+        data["pricing_explicit"] = True
+    else:
+        data.pop("pricing", None)
+    known = {f.name for f in dataclass_fields(Constraints)}
+    values = {k: (tuple(v) if isinstance(v, list) else v) for k, v in data.items() if k in known}
+    return Constraints(**values)
+
+
+class EstimateView(APIView):
+    """Memory, compute and time for a workload, optionally on a given GPU and count."""
+
+    allow_anonymous_post = True
+
+    @extend_schema(
+        request=serializers.EstimateInputSerializer,
+        responses=serializers.EstimateOutputSerializer,
+        description=WORKLOAD_DOC,
+    )
+    def post(self, request: Request) -> Response:
+        form = serializers.EstimateInputSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        workload = _workload(form.validated_data["workload"])
+        slug = form.validated_data.get("gpu")
+        count = form.validated_data["gpu_count"]
+        gpu = selectors.gpu_spec(GPU.objects.get(slug=slug)) if slug else None
+        est = estimate(workload, gpu=gpu, gpu_count=count)
+        return Response(selectors.estimate_dict(est, gpu=slug, gpu_count=count))
+
+
+# Query-string names of /api/recommend: workload fields, constraint fields, objective and limit.
+CONSTRAINT_FIELDS = set(serializers.ConstraintsSerializer().fields)
+TOP_FIELDS = {"objective", "limit", "format"}
+
+
+def _query_value(raw: str) -> Any:
+    lowered = raw.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for cast in (int, float):
+        try:
+            return cast(raw)
+        except ValueError:
+            pass
+    return raw
+
+
+class RecommendView(APIView):
+    """Ranked instances for a workload over the live catalog, with reasons, warnings and advice."""
+
+    allow_anonymous_post = True
+
+    @extend_schema(
+        request=serializers.RecommendInputSerializer,
+        responses=serializers.RecommendOutputSerializer,
+        description=WORKLOAD_DOC,
+    )
+    def post(self, request: Request) -> Response:
+        return self._answer(request.data)
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("model", OpenApiTypes.STR, description="Model preset (or params_b)."),
+            OpenApiParameter("params_b", OpenApiTypes.FLOAT),
+            OpenApiParameter("task", OpenApiTypes.STR),
+            OpenApiParameter("method", OpenApiTypes.STR),
+            OpenApiParameter("precision", OpenApiTypes.STR),
+            OpenApiParameter("tokens", OpenApiTypes.FLOAT),
+            OpenApiParameter(
+                "pricing", OpenApiTypes.STR, description="Comma-separated pricing models."
+            ),
+            OpenApiParameter(
+                "providers", OpenApiTypes.STR, description="Comma-separated provider slugs."
+            ),
+            OpenApiParameter("max_usd_per_hour", OpenApiTypes.FLOAT),
+            OpenApiParameter("objective", OpenApiTypes.STR),
+            OpenApiParameter("limit", OpenApiTypes.INT),
+        ],
+        responses=serializers.RecommendOutputSerializer,
+        description="The same fields as POST, flat in the query string; lists comma-separated. "
+        + WORKLOAD_DOC,
+    )
+    def get(self, request: Request) -> Response:
+        workload: dict[str, Any] = {}
+        constraints: dict[str, Any] = {}
+        top: dict[str, Any] = {}
+        for name, raw in request.query_params.items():
+            if name in CONSTRAINT_FIELDS:
+                constraints[name] = raw
+            elif name in TOP_FIELDS:
+                top[name] = raw
+            else:
+                workload[name] = _query_value(raw)
+        top.pop("format", None)
+        return self._answer({"workload": workload, "constraints": constraints, **top})
+
+    def _answer(self, data: Any) -> Response:
+        form = serializers.RecommendInputSerializer(data=data)
+        form.is_valid(raise_exception=True)
+        values = form.validated_data
+        workload = _workload(values["workload"])
+        constraints = _constraints(values.get("constraints"))
+        answer = selectors.recommend(
+            workload, constraints, objective=values["objective"], limit=values["limit"]
+        )
+        return Response(answer)
+
+
+class CompareView(APIView):
+    """Named instance types or GPUs side by side for one workload, including those that do not fit."""
+
+    allow_anonymous_post = True
+
+    @extend_schema(
+        request=serializers.CompareInputSerializer,
+        responses=serializers.CompareOutputSerializer,
+        description=WORKLOAD_DOC,
+    )
+    def post(self, request: Request) -> Response:
+        form = serializers.CompareInputSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        values = form.validated_data
+        workload = _workload(values["workload"])
+        constraints = _constraints(values.get("constraints"))
+        return Response(selectors.compare(workload, values["targets"], constraints))
