@@ -364,7 +364,7 @@ class CurrencyRate(models.Model):
     currency = models.CharField(max_length=3)
     usd_per_unit = models.DecimalField(max_digits=20, decimal_places=10)
     as_of = models.DateField()
-    source = models.CharField(max_length=255)
+    source = models.TextField()
     source_url = models.URLField(max_length=500, blank=True)
 
     class Meta:

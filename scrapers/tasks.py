@@ -38,7 +38,9 @@ def refresh_all(trigger: str = "schedule") -> list[str]:
     return slugs
 
 
-@shared_task(name="scrapers.refresh_currency_rates", acks_late=True, time_limit=300, max_retries=3)
+@shared_task(
+    name="scrapers.refresh_currency_rates", acks_late=True, soft_time_limit=240, time_limit=300, max_retries=3
+)
 def refresh_currency_rates() -> int:
     """Fetch the ECB reference rates, store them and renormalise prices."""
     return services.currency_rates_refresh()
