@@ -17,7 +17,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
 
-from catalog.models import CurrencyRate, Price
+from catalog.models import CurrencyRate, Price, PriceHistory, ScrapeRun
 from catalog.tasks import prices_renormalise_task
 from tests.factories import PriceFactory
 
@@ -48,35 +48,49 @@ def _worker_database_url() -> str:
 
 
 @pytest.fixture
-def celery_worker_process():
-    """A real `celery worker` over Redis, on the test database, stopped afterwards."""
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": _worker_database_url(),
-    }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--loglevel=INFO",
-         "--without-gossip", "--without-mingle", "--without-heartbeat", "-n", f"test-{os.getpid()}@%h"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    deadline = time.monotonic() + 60
+def start_worker():
+    """Start real `celery worker` processes over Redis, on the test database; stopped afterwards."""
     from config.celery_app import app
 
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"celery worker exited: {proc.stdout.read()[-3000:]}")
-        if app.control.ping(timeout=1.0):
-            break
-    else:
-        proc.terminate()
+    started: list[subprocess.Popen] = []
+
+    def start(*, extra_env: dict[str, str] | None = None, pool: str = "solo", concurrency: int = 1):
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings.test",
+            "DATABASE_URL": _worker_database_url(),
+            **(extra_env or {}),
+        }
+        name = f"test-{os.getpid()}-{len(started)}@%h"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", f"--pool={pool}",
+             f"--concurrency={concurrency}", "--loglevel=INFO", "--without-gossip", "--without-mingle",
+             "--without-heartbeat", "-n", name],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
+        )  # fmt: skip
+        started.append(proc)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                pytest.fail("celery worker exited at start")
+            replies = app.control.ping(timeout=1.0)
+            if any(name.split("@")[0] in key for reply in replies for key in reply):
+                return proc
         pytest.fail("celery worker did not answer a ping within 60 s")
-    yield proc
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+
+    yield start
+    for proc in started:
+        proc.terminate()
+    for proc in started:
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture
+def celery_worker_process(start_worker):
+    return start_worker()
 
 
 @needs_redis
@@ -98,3 +112,58 @@ def test_a_real_worker_renormalises_prices_over_redis(celery_worker_process):
     price = Price.objects.get(pk=price.pk)
     assert price.usd_per_hour == Decimal("20")  # 80 CNY x 0.25, computed by the worker process
     assert price.usd_per_gpu_hour == Decimal("2.5")
+
+
+def _wait_for_runs(slugs: list[str], *, at_least: int = 1, timeout_s: float = 180) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        done = {
+            slug: ScrapeRun.objects.filter(provider__slug=slug).exclude(status="running").count()
+            for slug in slugs
+        }
+        running = ScrapeRun.objects.filter(status="running").exists()
+        if all(count >= at_least for count in done.values()) and not running:
+            return
+        time.sleep(0.5)
+    pytest.fail(f"refreshes did not finish in {timeout_s} s: {done}")
+
+
+@needs_redis
+@pytest.mark.django_db(transaction=True)
+def test_refresh_all_through_a_real_worker_from_recorded_pages(start_worker):
+    """Every provider refreshes from recorded pages on loopback through Celery over Redis."""
+    from django.core.management import call_command
+
+    from scrapers.registry import scraper_keys
+    from scrapers.tasks import refresh_all, refresh_provider
+    from tests.scrapers.loopback import LoopbackServer
+
+    call_command("load_catalog", verbosity=0)  # an earlier transactional test may have flushed it
+    with LoopbackServer() as server:
+        urls = ",".join(f"{key}={server.base_url(key)}" for key in scraper_keys())
+        start_worker(
+            extra_env={"SCRAPER_BASE_URLS": urls, "SCRAPER_RETRIES": "0"},
+            pool="threads",
+            concurrency=2,
+        )
+        slugs = refresh_all.delay("test").get(timeout=60)
+        assert len(slugs) == 11
+        _wait_for_runs(slugs)
+        runs = {run.provider.slug: run for run in ScrapeRun.objects.select_related("provider")}
+        failed = {slug: run.error for slug, run in runs.items() if run.status == "failed"}
+        assert not failed
+        for slug in slugs:
+            assert Price.objects.filter(
+                instance_type__provider__slug=slug, source="scraper"
+            ).exists(), slug
+        before = (Price.objects.count(), PriceHistory.objects.count())
+
+        # Two refreshes of one provider at once: one runs, the other is skipped or waits its turn.
+        first, second = (
+            refresh_provider.delay("runpod", "test"),
+            refresh_provider.delay("runpod", "test"),
+        )
+        outcomes = [first.get(timeout=120), second.get(timeout=120)]
+        assert any(o.get("status") in ("success", "partial") for o in outcomes)
+        assert (Price.objects.count(), PriceHistory.objects.count()) == before
+        assert not ScrapeRun.objects.filter(status="running").exists()
