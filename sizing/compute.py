@@ -1,0 +1,462 @@
+"""Compute and time: training FLOPs, achievable utilisation, throughput, decode speed.
+
+- Training FLOPs per token: 6 N (forward 2N, backward 4N; Kaplan et al. 2020, "Scaling Laws",
+  sec. 2.1; Transformer Math 101) plus attention 12 L s d_attn (Narayanan et al. 2021,
+  "Efficient Large-Scale Language Model Training on GPU Clusters using Megatron-LM", eq. 3:
+  the s/6h term), plus one more forward of the layers under full recomputation (their 96 vs 72
+  B s l h^2), plus the attention core only under selective recomputation (Korthikanti 2022).
+  N is the parameters a token multiplies by: embeddings are looked up, not multiplied, and an
+  MoE token uses only its active experts.
+- Utilisation: the fraction of dense peak the matrix units sustain (hardware FLOPs utilisation,
+  HFU) depends on how much bandwidth backs each FLOP (memory-bound kernels: norms, activations,
+  softmax, optimizer), on layer width, precision and the interconnect. Constants below are
+  derived from the MosaicML LLM Foundry benchmark tables (mosaicml/llm-foundry
+  scripts/train/benchmarking/README.md: A100 40/80GB and H100, 125M-70B, seq 512-65k) and the
+  other rows of bench/calibration.csv named at each constant.
+- Decode: each generated token streams the weights and the KV cache from HBM once, so tokens/s
+  <= bandwidth / bytes per step (Pope et al. 2022, "Efficiently Scaling Transformer Inference").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from .memory import DTYPE_BYTES, FREEZE_TRAINABLE_LAYERS, INT4_BYTES_PER_PARAM, quantizable_params
+from .specs import GPUSpec, ModelArch, Topology
+from .workload import Workload
+
+# ---- utilisation model ---------------------------------------------------------------------
+# HFU a large dense transformer reaches on an A100-class GPU (bf16, NVLink node, FSDP): MosaicML
+# A100-80GB rows at 7B-30B reach HFU 0.73-0.77 with checkpointing and MFU 0.60-0.64 without.
+HFU_REFERENCE = 0.74
+# Machine balance (dense 16-bit FLOPs per byte of HBM bandwidth) of the reference: A100 SXM,
+# 312 TFLOPS / 2.039 TB/s. Parts with more FLOPs per byte stall longer on memory-bound kernels.
+BALANCE_REFERENCE = 312e12 / 2039e9
+# HFU ~ balance^-0.45: MosaicML H100 rows run at 0.72-0.75x the A100 HFU for the same model
+# (7B: 53.9 vs 73.1, 13B: 55.5 vs 76.8 at 4k) while the balance ratio is 295/153 = 1.93;
+# 1.93^-0.45 = 0.74.
+BALANCE_EXPONENT = 0.45
+# Narrow layers keep the GPU less busy: factor h / (h + 256). MosaicML A100-80GB rows without
+# checkpointing at seq 2048: 125M (h 768) 45%, 350M (1024) 52%, 760M (1536) 57%, 1B (2048) 60%,
+# 3B (2560) 62%, 7B (4096) 64% MFU; h/(h+256) gives 0.75, 0.80, 0.86, 0.89, 0.91, 0.94.
+WIDTH_HALF_POINT = 256
+# Attention-core FLOPs (counted with full s^2 as Megatron and MosaicML count them) run at this
+# fraction of the GEMM rate: fitted to the MosaicML 7B A100 rows from seq 4k to 64k (MFU
+# 54.8 -> 47.0 as attention grows from 14% to 72% of the FLOPs); causal flash attention does
+# half the counted work at roughly 40% of GEMM efficiency.
+ATTENTION_RELATIVE_EFFICIENCY = 0.75
+# FP8 GEMMs reach a lower fraction of their (2x) peak: MosaicML H100 FP8 vs BF16 rows give
+# 0.65-0.67 (3B at 512/2048, 1B at 512); Megatron-Bridge Llama 3 70B FP8 on H100 ~0.75.
+FP8_RELATIVE_EFFICIENCY = 0.7
+# MoE training: all-to-all dispatch, expert load imbalance and small expert GEMMs cost a share
+# of the dense HFU. 0.6 is the value that leaves the median of the five MoE rows in
+# bench/calibration.csv unbiased (Megatron-Bridge Qwen3-30B-A3B on H100 and B200, DeepSeek-V3
+# on B200, GPT-OSS-120B on H100; DeepSeek-V3's own H800 run, whose DualPipe schedule does better).
+MOE_EFFICIENCY = 0.6
+# Software maturity relative to CUDA on Ampere/Hopper (no calibration row says otherwise):
+# Volta/Turing: Megatron-LM v1.0 sustained 48% of a V100's peak against ~74% on A100 = 0.65.
+# AMD CDNA and Huawei Ascend: assumed lower kernel maturity for training (not fitted).
+ARCH_SOFTWARE_FACTOR = {
+    "pascal": 0.4,
+    "volta": 0.65,
+    "turing": 0.65,
+    "cdna 2": 0.6,
+    "cdna 3": 0.75,
+    "da vinci": 0.6,
+}
+# bitsandbytes NF4 dequantises every weight on every use: litgpt's A100 table shows QLoRA at
+# 0.92 (phi-1.5), 0.68 (3B), 0.64 (7B), 0.50 (13B) of LoRA speed; 0.65 the median.
+QLORA_SPEED_FACTOR = 0.65
+# Share of the per-step data-parallel collective that overlaps with compute (DDP bucketing,
+# FSDP prefetch). With 0.5, MosaicML 70B on 32 vs 64 H100 (RoCE, 4k vs 16k tokens per GPU
+# per micro-step) comes out 0.85x, as measured (36.2% vs 42.6% MFU).
+COMM_OVERLAP = 0.5
+# Achievable collective bandwidth as a fraction of the link rate: NVLink/NVSwitch ring
+# all-reduce reaches ~80% of one direction's rate (nccl-tests bus bandwidth on DGX A100/H100);
+# RDMA (InfiniBand/RoCE) ~80% of line rate; TCP sockets reach far less and burn CPU, which is
+# why multi-node training without RDMA "falls off a cliff" (seed guides).
+NVLINK_EFFICIENCY = 0.8
+RDMA_EFFICIENCY = 0.8
+TCP_EFFICIENCY = 0.25
+# PCIe 4.0 x16 carries 32 GB/s per direction (the default when the topology gives no figure);
+# NCCL rings through a CPU root complex reach about half of a link's rate.
+PCIE_DEFAULT_GB_S = 32.0
+PCIE_EFFICIENCY = 0.5
+# Default fabric between nodes when the topology does not say: RoCE/IB at 1600 Gbit/s per node
+# (the MosaicML benchmark clusters; DGX H100 has 3200, AWS p4d 400).
+DEFAULT_INTER_NODE_GBPS = 1600.0
+# Synchronising thousands of GPUs every step costs stragglers and jitter: efficiency
+# 1 / (1 + 0.02 log2 nodes). Llama 2 (~2k A100) ran at ~0.85 of the MosaicML small-cluster MFU
+# after removing goodput; Llama 3 405B (16k H100) reports 38-43% MFU against ~50% on 64 GPUs.
+SCALE_PENALTY_PER_DOUBLING = 0.02
+# Pipeline bubble with m micro-batches per step: (p - 1) / (m + p - 1) (Narayanan 2021 sec. 2.2);
+# large runs keep m ~ 8 p (global batch / data-parallel degree). The same m micro-batches share
+# one gradient all-reduce (DDP, ZeRO-1/2); without pipelining we assume a sync every micro-batch.
+PIPELINE_MICROBATCHES_PER_STAGE = 8
+# Goodput: the share of wall time a training job spends on productive steps (checkpoints,
+# evaluation, restarts and failures take the rest). Llama 3 paper sec. 3.3.4: "higher than 90%
+# effective training time". Applied to wall hours and GPU-hours, not to tokens/s.
+GOODPUT = 0.9
+
+# ---- decode --------------------------------------------------------------------------------
+# Memory-bandwidth utilisation of batch-1 decode kernels. gpt-fast on A100-80GB: bf16 Llama-2-7B
+# 1397 GB/s of 2039 = 0.69, 70B int8 0.65 (1323), 7B int8 0.52, 7B int4 0.42, 70B int4 0.54.
+DECODE_BANDWIDTH_EFFICIENCY = {
+    "fp32": 0.7,
+    "bf16": 0.7,
+    "fp16": 0.7,
+    "fp8": 0.65,
+    "int8": 0.58,
+    "int4": 0.48,
+}
+# Decode matmuls at large batch run well below peak (weights are re-read per step, small M).
+DECODE_COMPUTE_EFFICIENCY = 0.5
+# Tensor-parallel decode adds two all-reduces per layer per token; their latency dominates:
+# gpt-fast Llama-2-7B TP8 (328 tok/s) and 70B TP8 (62.5 tok/s) leave ~25 us per all-reduce
+# over NVLink after the weight streaming time. PCIe all-reduces are ~2x slower.
+ALLREDUCE_LATENCY_S = {"nvlink": 25e-6, "pcie": 50e-6}
+
+
+@dataclass
+class ComputeResult:
+    """FLOPs, utilisation and speed, with the working."""
+
+    training_flops: float | None = None
+    model_flops: float | None = None
+    flops_per_token: float | None = None
+    mfu: float | None = None
+    hfu: float | None = None
+    tokens_per_second: float | None = None
+    tokens_per_second_per_gpu: float | None = None
+    est_hours: float | None = None
+    gpu_hours: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _software_factor(gpu: GPUSpec) -> float:
+    arch = (gpu.architecture or "").strip().lower()
+    for prefix, factor in ARCH_SOFTWARE_FACTOR.items():
+        if arch.startswith(prefix):
+            return factor
+    return 1.0
+
+
+def peak_flops(gpu: GPUSpec, precision: str) -> tuple[float | None, str]:
+    """Dense peak FLOP/s of `gpu` for the compute dtype of `precision`, and which figure it is."""
+    order = {
+        "fp32": ("fp32_tflops",),
+        "bf16": ("bf16_tflops", "fp16_tflops"),
+        "fp16": ("fp16_tflops", "bf16_tflops"),
+        "fp8": ("fp8_tflops", "bf16_tflops", "fp16_tflops"),
+        # Weight-only int8/int4 dequantise to 16-bit for the matmul.
+        "int8": ("bf16_tflops", "fp16_tflops"),
+        "int4": ("bf16_tflops", "fp16_tflops"),
+    }[precision]
+    for name in order:
+        v = getattr(gpu, name)
+        if v:
+            return float(v) * 1e12, name
+    return None, ""
+
+
+def _matmul_params(arch: ModelArch) -> tuple[float, float]:
+    """(all matmul params one token uses, those inside the blocks), scaled to the official count."""
+    c = arch.counts
+    if c.computed_total <= 0 or not arch.is_transformer:
+        return arch.params, arch.params
+    scale = arch.params / c.computed_total
+    layers = c.layers_active * scale
+    return layers + c.head_matmul * scale, layers
+
+
+def routed_expert_params(arch: ModelArch) -> float:
+    """Parameters in the routed experts (all of them), scaled to the official count."""
+    c = arch.counts
+    if not arch.is_moe or c.computed_total <= 0:
+        return 0.0
+    mats = 3 if arch.gated_mlp else 2
+    expert = (
+        mats * (arch.hidden_size or 0) * (arch.moe_intermediate_size or arch.intermediate_size or 0)
+    )
+    return c.moe_layers * arch.experts * expert * arch.params / c.computed_total
+
+
+def _attention_flops_fwd(arch: ModelArch, s: float) -> float:
+    """Forward attention-core FLOPs per token: QK^T and AV over s positions, every layer."""
+    if arch.uses_mla:
+        width = (arch.heads or 0) * (
+            (arch.qk_nope_head_dim or 0) + (arch.qk_rope_head_dim or 0) + (arch.v_head_dim or 0)
+        )
+        return 2.0 * arch.total_layers * s * width
+    return 4.0 * arch.total_layers * s * arch.q_width
+
+
+def training_flops_per_token(w: Workload) -> tuple[float, float, float, float]:
+    """(model FLOPs, hardware FLOPs, hardware FLOPs in the attention core, recompute FLOPs) per token.
+
+    Full training: 6N + 3 x attention. LoRA/QLoRA: frozen weights need input gradients (2N) but
+    no weight gradients, so 4N + 3 x attention. Freeze: forward everywhere, backward only through
+    the trained top layers (and the frozen head's input gradient).
+    """
+    a = w.arch
+    if not a.is_transformer:
+        fwd = (a.forward_gflops_per_sample or 0.0) * 1e9
+        recompute = fwd if w.gradient_checkpointing == "full" else 0.0
+        return 3 * fwd, 3 * fwd + recompute, 0.0, recompute
+    n_mm, n_layers = _matmul_params(a)
+    attn = _attention_flops_fwd(a, w.seq_len)
+    frac = 1.0
+    if w.method in ("lora", "qlora"):
+        dense = 4 * n_mm
+    elif w.method == "freeze":
+        frac = min(1.0, FREEZE_TRAINABLE_LAYERS / max(1, a.total_layers))
+        dense = 2 * n_mm + 2 * (n_mm - n_layers) + 4 * n_layers * frac
+    else:
+        dense = 6 * n_mm
+    attn_model = attn * (1 + 2 * frac)
+    if w.gradient_checkpointing == "full":
+        dense_re, attn_re = 2 * n_layers * frac, attn * frac
+    elif w.gradient_checkpointing == "selective":
+        dense_re, attn_re = 0.0, attn * frac
+    else:
+        dense_re = attn_re = 0.0
+    model = dense + attn_model
+    recompute = dense_re + attn_re
+    return model, model + recompute, attn_model + attn_re, recompute
+
+
+def utilisation(w: Workload, gpu: GPUSpec) -> tuple[float, list[str]]:
+    """Hardware FLOPs utilisation the matrix units can sustain for this workload on `gpu`."""
+    why: list[str] = []
+    peak16, _ = peak_flops(gpu, "bf16")
+    bw = (gpu.memory_bandwidth_gb_s or 0) * 1e9
+    hfu = HFU_REFERENCE
+    if peak16 and bw:
+        balance = peak16 / bw
+        f = min(1.0, (balance / BALANCE_REFERENCE) ** -BALANCE_EXPONENT)
+        hfu *= f
+        why.append(f"balance {balance:.0f} FLOP/B -> x{f:.2f}")
+    sw = _software_factor(gpu)
+    if sw != 1.0:
+        hfu *= sw
+        why.append(f"{gpu.architecture} software x{sw:g}")
+    a = w.arch
+    if a.is_transformer:
+        h = a.hidden_size or 0
+        f = h / (h + WIDTH_HALF_POINT)
+        hfu *= f
+        why.append(f"width {h} x{f:.2f}")
+    if w.precision == "fp8" and gpu.fp8_tflops:
+        hfu *= FP8_RELATIVE_EFFICIENCY
+        why.append(f"fp8 x{FP8_RELATIVE_EFFICIENCY:g}")
+    if a.is_moe:
+        hfu *= MOE_EFFICIENCY
+        why.append(f"MoE x{MOE_EFFICIENCY:g}")
+    if w.method == "qlora":
+        hfu *= QLORA_SPEED_FACTOR
+        why.append(f"NF4 dequantisation x{QLORA_SPEED_FACTOR:g}")
+    return hfu, why
+
+
+def _link(topology: Topology, gpu: GPUSpec) -> tuple[float, str]:
+    """Collective bandwidth inside a node (bytes/s, one direction) and its kind."""
+    kind = topology.intra_node
+    if kind in ("nvlink", "nvswitch"):
+        nv = topology.intra_bandwidth_gb_s or gpu.nvlink_bandwidth_gb_s
+        if nv:
+            return nv / 2 * 1e9 * NVLINK_EFFICIENCY, "nvlink"
+        kind = "pcie"  # no NVLink on this part: the node falls back to PCIe
+    if kind == "pcie":
+        per_direction = (
+            topology.intra_bandwidth_gb_s / 2
+            if topology.intra_bandwidth_gb_s
+            else PCIE_DEFAULT_GB_S
+        )
+        return per_direction * 1e9 * PCIE_EFFICIENCY, "pcie"
+    return 0.0, "none"
+
+
+def _dp_bandwidth(topology: Topology, gpu: GPUSpec, n_gpus: int) -> tuple[float, str]:
+    intra, kind = _link(topology, gpu)
+    if n_gpus <= topology.gpus_per_node:
+        return intra, kind
+    gbps = topology.inter_node_gbps or DEFAULT_INTER_NODE_GBPS
+    eff = RDMA_EFFICIENCY if topology.inter_node_rdma else TCP_EFFICIENCY
+    # Rail-aligned rings: the node's NICs together carry one copy of the message per step.
+    inter = gbps / 8 * 1e9 * eff
+    label = "RDMA" if topology.inter_node_rdma else "TCP (no RDMA)"
+    if intra <= 0:
+        return inter, label
+    return min(intra, inter), label
+
+
+def training_speed(
+    w: Workload,
+    gpu: GPUSpec,
+    *,
+    gpu_count: int,
+    sharding: str,
+    topology: Topology,
+    trainable_params: float,
+) -> ComputeResult:
+    """FLOPs, utilisation and tokens/s of a training job (tokens/s and hours when possible)."""
+    r = ComputeResult()
+    a = w.arch
+    model, hardware, attn_hw, recompute = training_flops_per_token(w)
+    r.flops_per_token = model
+    tokens = w.tokens
+    unit = "token" if a.is_transformer else "sample"
+    if tokens:
+        r.model_flops = model * tokens
+        r.training_flops = hardware * tokens
+        r.notes.append(
+            f"training FLOPs: {r.training_flops:.3g} = {tokens:.3g} {unit}s x {hardware:.3g} FLOPs/{unit} "
+            f"(6N + 12 L s d_attn, Kaplan 2020 / Narayanan 2021"
+            + (f"; + {recompute:.3g} recomputation" if recompute else "")
+            + (", frozen base: 4N" if w.method in ("lora", "qlora") else "")
+            + ")"
+        )
+    if not hardware:
+        r.notes.append("time: no FLOPs figure for this preset, so no time estimate")
+        return r
+    peak, which = peak_flops(gpu, w.precision if w.method != "qlora" else "bf16")
+    if not peak:
+        r.notes.append(f"time: {gpu.slug} has no dense rate for {w.precision} in the catalog")
+        return r
+    if w.precision == "fp8" and which != "fp8_tflops":
+        r.notes.append(
+            f"time: {gpu.slug} has no FP8 tensor cores; estimated at the {which[:-7]} rate"
+        )
+    if w.precision == "bf16" and which == "fp16_tflops":
+        r.notes.append(
+            f"time: {gpu.slug} has no BF16 tensor cores; estimated at the FP16 rate (use fp16)"
+        )
+    hfu, why = utilisation(w, gpu)
+    tp, pp = w.tensor_parallel, w.pipeline_parallel
+    mp = tp * pp
+    dp = max(1, gpu_count // mp)
+    micro_tokens = w.batch_size * (w.seq_len if a.is_transformer else 1)
+    dense_hw = hardware - attn_hw
+    t_tok = dense_hw / (peak * hfu) + attn_hw / (peak * hfu * ATTENTION_RELATIVE_EFFICIENCY)
+    t_compute = micro_tokens * t_tok / mp
+    # Data-parallel collective per micro-step.
+    t_comm = 0.0
+    link = "-"
+    if dp > 1:
+        bw, link = _dp_bandwidth(topology, gpu, gpu_count)
+        ring = (dp - 1) / dp
+        wb = 4.0 if w.precision == "fp32" else 2.0
+        if sharding in ("zero3", "fsdp"):
+            # All-gather for forward and backward, reduce-scatter of gradients, every micro-batch.
+            volume = ring * (2 * a.params + trainable_params) * wb / mp
+        else:
+            # One all-reduce of the gradients per optimizer step, shared by its micro-batches.
+            accumulation = w.gradient_accumulation or (
+                PIPELINE_MICROBATCHES_PER_STAGE * pp if pp > 1 else 1
+            )
+            volume = 2 * ring * trainable_params * wb / mp / accumulation
+        t_comm = volume / bw if bw > 0 else float("inf")
+    exposed = max(0.0, t_comm - COMM_OVERLAP * t_compute)
+    # Tensor-parallel all-reduces of activations: 4 per layer per micro-step (2 fwd, 2 bwd).
+    t_tp = 0.0
+    if tp > 1 and a.is_transformer:
+        intra, _ = _link(topology, gpu)
+        vol = (
+            4
+            * (a.total_layers / pp)
+            * micro_tokens
+            * (a.hidden_size or 0)
+            * 2.0
+            * 2
+            * (tp - 1)
+            / tp
+        )
+        t_tp = vol / intra if intra > 0 else float("inf")
+    step = t_compute + exposed + t_tp
+    if pp > 1:
+        m = w.gradient_accumulation or PIPELINE_MICROBATCHES_PER_STAGE * pp
+        step /= 1 - (pp - 1) / (m + pp - 1)
+    nodes = max(1, math.ceil(gpu_count / max(1, topology.gpus_per_node)))
+    scale = 1.0 / (1.0 + SCALE_PENALTY_PER_DOUBLING * math.log2(nodes)) if nodes > 1 else 1.0
+    per_gpu = micro_tokens / step / mp * scale
+    r.hfu = hfu
+    r.tokens_per_second_per_gpu = per_gpu
+    r.tokens_per_second = per_gpu * gpu_count
+    r.mfu = model * per_gpu / peak
+    r.notes.append(
+        f"utilisation: HFU {hfu:.2f} of {peak / 1e12:.0f} TFLOPS ({which}; "
+        + ", ".join(why)
+        + f"), attention core at x{ATTENTION_RELATIVE_EFFICIENCY:g}; MFU {r.mfu:.2f}"
+    )
+    if dp > 1:
+        r.notes.append(
+            f"communication: {t_comm * 1e3:.0f} ms per micro-step over {link}, {exposed * 1e3:.0f} ms not hidden "
+            f"behind {t_compute * 1e3:.0f} ms of compute ({sharding}, data parallel {dp})"
+        )
+    if scale < 1:
+        r.notes.append(f"scale: x{scale:.2f} for synchronising {nodes} nodes")
+    r.notes.append(
+        f"throughput: {per_gpu:,.0f} {unit}s/s per GPU, {r.tokens_per_second:,.0f} for {gpu_count} GPUs"
+    )
+    if tokens:
+        r.est_hours = tokens / r.tokens_per_second / 3600 / GOODPUT
+        r.gpu_hours = r.est_hours * gpu_count
+        r.notes.append(
+            f"time: {r.est_hours:,.1f} h wall, {r.gpu_hours:,.0f} GPU-hours = {unit}s / throughput / "
+            f"goodput {GOODPUT:g} (Llama 3: >90% effective training time)"
+        )
+    return r
+
+
+def decode_speed(
+    w: Workload, gpu: GPUSpec, *, tp: int, topology: Topology, kv_cache_bytes_per_gpu: float
+) -> ComputeResult:
+    """Decode tokens/s bounded by streaming weights + KV cache from HBM, or by compute."""
+    r = ComputeResult()
+    a = w.arch
+    conc = w.concurrency or w.batch_size
+    ctx = w.context_len or w.seq_len
+    n_mm, _ = _matmul_params(a)
+    flops_tok = 2 * n_mm + (_attention_flops_fwd(a, ctx) if a.is_transformer else 0.0)
+    r.flops_per_token = flops_tok
+    bw = (gpu.memory_bandwidth_gb_s or 0) * 1e9
+    peak, _ = peak_flops(gpu, w.precision)
+    if not bw or not peak:
+        r.notes.append(f"decode: {gpu.slug} lacks a bandwidth or compute figure")
+        return r
+    # Bytes streamed per decode step on one GPU: its weight shard (MoE: the experts this batch
+    # touches) and the KV cache of every sequence.
+    if w.precision in ("int4", "int8", "fp8"):
+        qb = INT4_BYTES_PER_PARAM if w.precision == "int4" else 1.0
+        quant = quantizable_params(a)
+        weight_bytes = quant * qb + (a.params - quant) * 2.0
+    else:
+        weight_bytes = a.params * DTYPE_BYTES[w.precision]
+    if a.is_moe:
+        # Experts a batch of `conc` tokens touches per layer: 1 - (1 - k/E)^conc of them.
+        touched = 1 - (1 - a.active_experts / a.experts) ** conc
+        routed = routed_expert_params(a)
+        weight_bytes *= 1 - routed / a.params * (1 - touched)
+    step_bytes = weight_bytes / tp + kv_cache_bytes_per_gpu
+    eff = DECODE_BANDWIDTH_EFFICIENCY[w.precision]
+    t_mem = step_bytes / (bw * eff)
+    t_flops = conc * flops_tok / tp / (peak * DECODE_COMPUTE_EFFICIENCY)
+    t_comm = 0.0
+    if tp > 1:
+        _, kind = _link(topology, gpu)
+        t_comm = 2 * a.total_layers * ALLREDUCE_LATENCY_S.get(kind, ALLREDUCE_LATENCY_S["pcie"])
+    step = max(t_mem, t_flops) + t_comm
+    r.tokens_per_second = conc / step
+    r.tokens_per_second_per_gpu = r.tokens_per_second / tp
+    bound = "memory-bandwidth" if t_mem >= t_flops else "compute"
+    r.notes.append(
+        f"decode: {r.tokens_per_second:,.1f} tokens/s ({conc} sequences, {conc / step / conc:,.1f} per sequence), "
+        f"{bound}-bound: {step_bytes / 1e9:.2f} GB per step at {eff:.0%} of {bw / 1e9:,.0f} GB/s"
+        + (f", + {t_comm * 1e6:.0f} us of TP all-reduces" if t_comm else "")
+    )
+    if w.tokens:
+        r.est_hours = w.tokens / r.tokens_per_second / 3600
+        r.gpu_hours = r.est_hours * tp
+        r.notes.append(f"time: {r.est_hours:,.2f} h to generate {w.tokens:.3g} tokens")
+    return r

@@ -1,0 +1,325 @@
+"""The sizing estimator: memory, FLOPs and time of a deep-learning workload. Pure Python.
+
+Entry points (the Django layer calls these; no Django, no I/O here):
+
+    presets = load_presets()                              # sizing.presets
+    w = parse_workload({"model": "llama-3-8b", "method": "lora"}, presets)
+    e = estimate(w, gpu=GPUSpec(...), gpu_count=1)        # memory_per_gpu_gib, breakdown, ...
+    min_gpus(w, gpu)                                      # smallest count that fits
+    choose_sharding(w, gpu, 8)                            # least-sharded strategy that fits
+
+The formulas and their sources live in sizing.memory (bytes) and sizing.compute (FLOPs, time).
+Every Estimate carries `notes`, the working in words, and `assumptions`, the inputs used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+
+from .compute import ComputeResult, decode_speed, training_flops_per_token, training_speed
+from .memory import GIB, MemoryResult, inference_memory, training_memory
+from .specs import GPUSpec, ModelArch, Topology
+from .workload import Workload, WorkloadError, parse_workload
+
+__all__ = [
+    "BREAKDOWN_KEYS",
+    "DEFAULT_HEADROOM",
+    "Estimate",
+    "GPUSpec",
+    "ModelArch",
+    "Topology",
+    "Workload",
+    "WorkloadError",
+    "choose_sharding",
+    "estimate",
+    "min_gpus",
+    "parse_workload",
+]
+
+BREAKDOWN_KEYS = (
+    "weights",
+    "gradients",
+    "optimizer",
+    "activations",
+    "kv_cache",
+    "adapters",
+    "overhead",
+)
+# Memory left free on each GPU for spikes the model does not see (fragmentation bursts, NCCL
+# buffers, a longer batch): the planner warns under 10% (DESIGN.md).
+DEFAULT_HEADROOM = 0.1
+# Strategies tried, least sharded first; fsdp (FULL_SHARD) is ZeRO-3 by another name.
+SHARDING_ORDER = ("none", "zero1", "zero2", "zero3")
+
+
+@dataclass
+class Estimate:
+    """What a workload needs: memory per GPU with its breakdown, FLOPs, time, and the working.
+
+    Figures are unrounded floats (GiB, FLOPs, tokens/s, hours); rounding is for the presenter.
+    """
+
+    memory_per_gpu_gib: float
+    breakdown: dict[str, float]
+    total_memory_gib: float
+    min_gpus: int | None
+    training_flops: float | None
+    mfu: float | None
+    tokens_per_second: float | None  # per GPU (training tokens, or generated tokens for inference)
+    gpu_hours: float | None
+    est_hours: float | None
+    assumptions: dict
+    notes: list[str]
+    gpu: str | None = None
+    gpu_count: int = 1
+    sharding: str | None = None
+    fits: bool | None = None
+    headroom_pct: float | None = None
+    tokens_per_second_total: float | None = None  # the whole job: tokens_per_second x gpu_count
+    model_flops: float | None = None
+    overhead_breakdown: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        """Plain dict for serializers."""
+        return asdict(self)
+
+
+def _default_topology(gpu: GPUSpec | None, gpu_count: int) -> Topology:
+    nvlink = bool(gpu and gpu.nvlink_bandwidth_gb_s)
+    return Topology(gpu_count=gpu_count, intra_node="nvlink" if nvlink else "pcie")
+
+
+def _memory(w: Workload, n: int, sharding: str, explain: bool) -> MemoryResult:
+    if w.is_training:
+        return training_memory(
+            w, dp=max(1, n // w.model_parallel), sharding=sharding, explain=explain
+        )
+    return inference_memory(w, tp=_inference_tp(w, n), explain=explain)
+
+
+def _inference_tp(w: Workload, n: int) -> int:
+    """Inference on n GPUs is one replica with tensor parallel n (vLLM --tensor-parallel-size)."""
+    return w.tensor_parallel if w.tensor_parallel > 1 else max(1, n)
+
+
+def _capacity(gpu: GPUSpec, headroom: float) -> float:
+    return float(gpu.memory_gib) * GIB * (1 - headroom)
+
+
+def choose_sharding(
+    workload: Workload, gpu: GPUSpec, gpu_count: int, headroom: float = DEFAULT_HEADROOM
+) -> str:
+    """Least-sharded strategy (none < zero1 < zero2 < zero3) that fits `gpu_count` x `gpu`.
+
+    Less sharding means less communication, so it wins whenever it fits; when nothing fits the
+    most sharded strategy is returned (and the estimate reports that it does not fit).
+    """
+    if not workload.is_training:
+        return "none"
+    if workload.sharding:
+        return workload.sharding
+    cap = _capacity(gpu, headroom)
+    dp = max(1, gpu_count // workload.model_parallel)
+    for s in SHARDING_ORDER:
+        if s != "none" and dp == 1:
+            break
+        if training_memory(workload, dp=dp, sharding=s, explain=False).total <= cap:
+            return s
+    return SHARDING_ORDER[-1] if dp > 1 else "none"
+
+
+def min_gpus(
+    workload: Workload, gpu: GPUSpec, *, headroom: float = DEFAULT_HEADROOM, max_gpus: int = 4096
+) -> int | None:
+    """Smallest number of `gpu` that holds the workload with `headroom` free; None if none does.
+
+    Training: with workload.sharding fixed, the smallest data-parallel degree (times tensor x
+    pipeline parallel) that fits; left open, the smallest over none/zero1/zero2/zero3. Inference:
+    the smallest tensor-parallel degree that divides the attention heads and fits.
+    """
+    cap = _capacity(gpu, headroom)
+    if not workload.is_training:
+        heads = workload.arch.heads or 1
+        if workload.tensor_parallel > 1:
+            candidates = [workload.tensor_parallel]
+        else:
+            candidates = [n for n in range(1, min(max_gpus, 1024) + 1) if heads % n == 0 or n == 1]
+        for n in candidates:
+            if n <= max_gpus and inference_memory(workload, tp=n, explain=False).total <= cap:
+                return n
+        return None
+    mp = workload.model_parallel
+    max_dp = max_gpus // mp
+    if max_dp < 1:
+        return None
+    strategies = (workload.sharding,) if workload.sharding else SHARDING_ORDER
+    best: int | None = None
+    for s in strategies:
+
+        def fits(dp: int, s: str = s) -> bool:
+            return training_memory(workload, dp=dp, sharding=s, explain=False).total <= cap
+
+        if s == "none":
+            found = 1 if fits(1) else None
+        elif not fits(max_dp):
+            found = None
+        else:
+            lo, hi = 1, max_dp  # memory per GPU never rises with dp: binary search
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if fits(mid):
+                    hi = mid
+                else:
+                    lo = mid + 1
+            found = lo
+        if found is not None and (best is None or found * mp < best):
+            best = found * mp
+    return best
+
+
+def estimate(
+    workload: Workload,
+    *,
+    gpu: GPUSpec | None = None,
+    gpu_count: int | None = None,
+    topology: Topology | None = None,
+    headroom: float = DEFAULT_HEADROOM,
+    explain: bool = True,
+) -> Estimate:
+    """Estimate memory per GPU, total memory, FLOPs and (with a GPU) utilisation and time.
+
+    `gpu_count` defaults to workload.gpu_count, then to 1. Training with sharding left open picks
+    the least-sharded strategy that fits the GPU. Set explain=False to skip building the notes.
+    """
+    w = workload
+    n = int(gpu_count or w.gpu_count or (topology.gpu_count if topology else 1) or 1)
+    if w.is_training and n % w.model_parallel:
+        raise WorkloadError(
+            {
+                "gpu_count": [
+                    f"Must be a multiple of tensor_parallel x pipeline_parallel ({w.model_parallel})."
+                ]
+            }
+        )
+    topo = topology or _default_topology(gpu, n)
+    if topo.gpu_count != n:
+        topo = Topology(
+            gpu_count=n,
+            gpus_per_node=topo.gpus_per_node,
+            intra_node=topo.intra_node,
+            intra_bandwidth_gb_s=topo.intra_bandwidth_gb_s,
+            inter_node_rdma=topo.inter_node_rdma,
+            inter_node_gbps=topo.inter_node_gbps,
+        )
+    notes: list[str] = []
+    if w.is_training:
+        if w.sharding:
+            sharding = w.sharding
+        elif gpu is not None:
+            sharding = choose_sharding(w, gpu, n, headroom)
+            if explain and n > 1:
+                notes.append(
+                    f"sharding: {sharding} chosen, the least-sharded strategy that fits {n} x {gpu.slug}"
+                )
+        else:
+            sharding = "none"
+    else:
+        sharding = None
+    mem = _memory(w, n, sharding or "none", explain)
+    notes.extend(mem.notes)
+    if (
+        w.is_training
+        and sharding in ("zero1", "zero2", "zero3", "fsdp")
+        and n // w.model_parallel == 1
+        and explain
+    ):
+        notes.append(f"sharding: {sharding} on a single data-parallel rank shards nothing")
+
+    comp: ComputeResult | None = None
+    if gpu is not None and w.is_training:
+        comp = training_speed(
+            w,
+            gpu,
+            gpu_count=n,
+            sharding=sharding or "none",
+            topology=topo,
+            trainable_params=mem.trainable_params,
+        )
+    elif gpu is not None:
+        comp = decode_speed(
+            w, gpu, tp=_inference_tp(w, n), topology=topo, kv_cache_bytes_per_gpu=mem.kv_cache
+        )
+    elif w.is_training and w.tokens:
+        model, hardware, _, recompute = training_flops_per_token(w)
+        comp = ComputeResult(training_flops=hardware * w.tokens, model_flops=model * w.tokens)
+        if explain:
+            comp.notes.append(
+                f"training FLOPs: {comp.training_flops:.3g} = {w.tokens:.3g} x {hardware:.3g} per token"
+                + (f" (incl. {recompute:.3g} recomputation)" if recompute else "")
+                + "; give a GPU for time"
+            )
+    if comp is not None and explain:
+        notes.extend(comp.notes)
+
+    per_gpu = mem.total / GIB
+    breakdown = {
+        "weights": mem.weights,
+        "gradients": mem.gradients,
+        "optimizer": mem.optimizer,
+        "activations": mem.activations,
+        "kv_cache": mem.kv_cache,
+        "adapters": mem.adapters,
+        "overhead": mem.overhead,
+    }
+    fits = headroom_pct = None
+    need = None
+    if gpu is not None:
+        fits = mem.total <= _capacity(gpu, headroom)
+        headroom_pct = round((1 - mem.total / (float(gpu.memory_gib) * GIB)) * 100, 1)
+        need = min_gpus(w, gpu, headroom=headroom)
+        if explain:
+            verdict = "fits" if fits else "does not fit"
+            notes.append(
+                f"fit: {per_gpu:.1f} GiB per GPU {verdict} {gpu.memory_gib:g} GiB with {headroom:.0%} headroom"
+                + (f"; at least {need} GPU(s) needed" if need else "; no GPU count up to 4096 fits")
+            )
+            if (
+                not fits
+                and w.is_training
+                and w.gradient_checkpointing != "full"
+                and w.arch.is_transformer
+            ):
+                lighter = replace(w, gradient_checkpointing="full")
+                act = _memory(lighter, n, sharding or "none", False).activations
+                notes.append(
+                    f"advice: activations take {mem.activations / GIB:.1f} GiB per GPU; "
+                    f"gradient_checkpointing=full cuts them to {act / GIB:.1f} GiB"
+                )
+    assumptions = w.assumptions()
+    assumptions.update({"gpu_count": n, "sharding": sharding, "headroom": headroom})
+    if not w.is_training:
+        assumptions["tensor_parallel"] = _inference_tp(w, n)
+    return Estimate(
+        memory_per_gpu_gib=per_gpu,
+        breakdown={k: v / GIB for k, v in breakdown.items()},
+        total_memory_gib=per_gpu * n,
+        min_gpus=need,
+        training_flops=comp.training_flops if comp else None,
+        mfu=comp.mfu if comp else None,
+        tokens_per_second=comp.tokens_per_second_per_gpu if comp else None,
+        gpu_hours=comp.gpu_hours if comp else None,
+        est_hours=comp.est_hours if comp else None,
+        assumptions=assumptions,
+        notes=notes,
+        gpu=gpu.slug if gpu else w.gpu,
+        gpu_count=n,
+        sharding=sharding,
+        fits=fits,
+        headroom_pct=headroom_pct,
+        tokens_per_second_total=comp.tokens_per_second if comp else None,
+        model_flops=comp.model_flops if comp else None,
+        overhead_breakdown={
+            "cuda_context": mem.cuda_context / GIB,
+            "allocator": mem.fragmentation / GIB,
+        },
+    )

@@ -1,0 +1,494 @@
+"""Memory per GPU: weights, gradients, optimizer states, activations, KV cache, adapters, overhead.
+
+Every figure is bytes per GPU. Sources for the formulas:
+- Bytes per parameter of mixed-precision training: 2 (16-bit weights) + 2 (16-bit gradients)
+  + 12 (fp32 master weights, Adam momentum and variance), Rajbhandari et al. 2020, "ZeRO:
+  Memory Optimizations Toward Training Trillion Parameter Models", sec. 3.1; the same 16 bytes
+  in EleutherAI's "Transformer Math 101" (Anthony, Biderman, Schoelkopf 2023).
+- ZeRO-1/2/3 partitioning of optimizer states, gradients and parameters over the data-parallel
+  degree: ZeRO paper sec. 5 (FSDP FULL_SHARD is ZeRO-3: Zhao et al. 2023, "PyTorch FSDP").
+- Activations: Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer
+  Models", sec. 4.1: 34 s b h + 5 a s^2 b bytes per layer for GPT with 16-bit activations. We
+  count the same saved tensors term by term, so that GQA, SwiGLU, flash attention (no s^2
+  term: Dao et al. 2022) and frozen weights (LoRA saves no input of a frozen linear) change the
+  right terms; for GPT with eager attention the count reduces to Korthikanti's 34 + 5as/h.
+- QLoRA: NF4 weights with blockwise absmax and double quantisation, Dettmers et al. 2023 sec. 3.
+- KV cache: 2 x layers x KV heads x head dim x bytes per token (GQA: Ainslie et al. 2023),
+  allocated in 16-token blocks (Kwon et al. 2023, vLLM PagedAttention, sec. 4.1); DeepSeek's
+  latent attention caches kv_lora_rank + rope dims per token (DeepSeek-V2 report sec. 2.1).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .specs import ModelArch
+from .workload import Workload
+
+GIB = 2**30
+
+# ---- bytes per parameter / element ---------------------------------------------------------
+DTYPE_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
+# Master weights kept in fp32 by mixed-precision training (ZeRO paper sec. 3.1).
+MASTER_WEIGHT_BYTES = 4.0
+# Gradients in mixed precision are fp32 in the common stacks: torch.amp keeps fp32 .grad on fp32
+# parameters, Megatron-LM accumulates into an fp32 main_grad buffer, FSDP mixed precision keeps
+# fp32 sharded gradients. With the 16-bit working copy of the weights (autocast's weight cache,
+# Megatron's bf16 params) that is 2 + 4 + 12 = 18 B per parameter; the ZeRO paper's 16 assumes
+# 16-bit gradients. Pure low-precision training keeps gradients in the weight dtype.
+MIXED_PRECISION_GRAD_BYTES = 4.0
+# Optimizer state bytes per trainable parameter, fp32 states (ZeRO paper: Adam K=12 incl. master).
+# adamw: momentum + variance; sgd: momentum; adamw_8bit: two 8-bit states (Dettmers et al. 2022,
+# "8-bit Optimizers via Block-wise Quantization"; block statistics add < 0.5%).
+OPTIMIZER_STATE_BYTES_FP32 = {"adamw": 8.0, "sgd": 4.0, "adamw_8bit": 2.0}
+# Adafactor keeps row and column second-moment factors and no momentum by default
+# (Shazeer & Stern 2018; HF Adafactor beta1=None): 4 bytes x (rows + cols) per matrix, i.e.
+# about 4 x 2 / hidden bytes per parameter of an h x h matrix.
+ADAFACTOR_FACTOR_BYTES = 4.0 * 2
+# QLoRA NF4: 4-bit codes + one fp32 absmax per 64-weight block (0.5 bit/param); double
+# quantisation stores the absmax in 8 bits with an fp32 constant per 256 blocks, cutting the
+# constants to 0.127 bit/param (Dettmers et al. 2023, sec. 3). All presets use double quant.
+NF4_BYTES_PER_PARAM = 0.5 + 0.127 / 8
+# Weight-only int4 for inference (GPTQ/AWQ, group size 128, fp16 scale + zero per group).
+INT4_BYTES_PER_PARAM = 0.5 + 4 / 128
+# LLaMA-Factory's "freeze" tuning trains the last 2 layers by default (freeze_trainable_layers=2).
+FREEZE_TRAINABLE_LAYERS = 2
+
+# ---- activations ---------------------------------------------------------------------------
+# HF transformers (and litgpt) RMSNorm upcasts its input to fp32 and autograd keeps that copy:
+# 4 extra bytes per element per norm in 16-bit training.
+RMSNORM_FP32_UPCAST_BYTES = 4.0
+# Loss head: HF causal-LM heads upcast logits to fp32 before cross-entropy, so per token and
+# vocabulary entry we hold the fp32 logits (4), the saved log-softmax (4) and, in backward, the
+# fp32 gradient (4). The 16-bit logits are freed after the cast.
+LOSS_BYTES_PER_LOGIT = 12.0
+# Backward keeps gradient buffers about the size of one layer's activations while it walks the
+# layers; recomputation (full checkpointing) holds one recomputed layer on top.
+BACKWARD_TRANSIENT_LAYERS = 1.0
+# CNN / U-Net block checkpointing keeps block inputs only: about a quarter of the activations
+# (a 3-4x saving is what diffusers / kohya users report for SD U-Nets; an assumption, not fitted).
+CNN_RECOMPUTE_FACTOR = 0.25
+# Inference: transient prefill working set, for the chunk vLLM runs at once
+# (max_num_batched_tokens, 8192 in vLLM >= 0.6 with chunked prefill).
+PREFILL_CHUNK_TOKENS = 8192
+# vLLM allocates the KV cache in blocks of 16 tokens (Kwon et al. 2023).
+KV_BLOCK_TOKENS = 16
+
+# ---- overhead ------------------------------------------------------------------------------
+# CUDA context, cuBLAS/cuDNN kernels and handles. The HF "model memory anatomy" guide measured
+# 1.3 GB on a V100 before any tensor (CUDA 11, eager module loading); lazy loading (CUDA >= 11.7)
+# roughly halves it. 1.0 GiB keeps fit checks on the safe side of both.
+CUDA_CONTEXT_GIB = 1.0
+# PyTorch caching allocator: reserved exceeds allocated by block rounding and splitting, mostly
+# for the varying-size activation tensors; 10% of activations (typical reserved/allocated gap).
+ALLOCATOR_FRAGMENTATION = 0.10
+
+
+@dataclass
+class MemoryResult:
+    """Per-GPU bytes by component, with the working shown."""
+
+    weights: float = 0.0
+    gradients: float = 0.0
+    optimizer: float = 0.0
+    activations: float = 0.0
+    kv_cache: float = 0.0
+    adapters: float = 0.0
+    cuda_context: float = 0.0
+    fragmentation: float = 0.0
+    trainable_params: float = 0.0
+    explain: bool = True
+    notes: list[str] = field(default_factory=list)
+
+    def note(self, text: Callable[[], str]) -> None:
+        """Record a line of working (built only when explaining: min_gpus calls this in a loop)."""
+        if self.explain:
+            self.notes.append(text())
+
+    @property
+    def overhead(self) -> float:
+        """CUDA context plus allocator slack."""
+        return self.cuda_context + self.fragmentation
+
+    @property
+    def total(self) -> float:
+        """Bytes per GPU."""
+        return (
+            self.weights
+            + self.gradients
+            + self.optimizer
+            + self.activations
+            + self.kv_cache
+            + self.adapters
+            + self.overhead
+        )
+
+
+def _gib(x: float) -> str:
+    return f"{x / GIB:.2f} GiB"
+
+
+def lora_params(arch: ModelArch, rank: int, targets: str) -> float:
+    """LoRA parameters: rank x (fan_in + fan_out) per adapted matrix (Hu et al. 2021, sec. 4.1).
+
+    attention: q, k, v, o; all_linear adds every MLP matrix, each expert of an MoE layer included.
+    """
+    if not arch.is_transformer:
+        return 0.0
+    h = arch.hidden_size or 0
+    attn = (h + arch.q_width) + 2 * (h + arch.kv_width) + (arch.o_width + h)
+    per_layer_attn = attn * rank
+    total = per_layer_attn * arch.total_layers
+    if targets == "all_linear":
+        mats = 3 if arch.gated_mlp else 2
+        inter = arch.intermediate_size or 4 * h
+        dense_mlp = mats * (h + inter) * rank
+        c = arch.counts
+        total += dense_mlp * c.dense_layers
+        if arch.is_moe:
+            e_inter = arch.moe_intermediate_size or inter
+            expert = mats * (h + e_inter) * rank
+            total += expert * (arch.experts + arch.shared_experts) * c.moe_layers
+    return float(total)
+
+
+def _scaled(arch: ModelArch, part: float) -> float:
+    """Scale a computed parameter count so the parts add up to the official total."""
+    c = arch.counts
+    if c.computed_total <= 0:
+        return part
+    return part * arch.params / c.computed_total
+
+
+def _layer_params(arch: ModelArch) -> float:
+    c = arch.counts
+    n = max(1, c.dense_layers + c.moe_layers)
+    return _scaled(arch, c.layers_total / n)
+
+
+def quantizable_params(arch: ModelArch) -> float:
+    """Linear weights inside the blocks (what NF4 / int4 / int8 formats quantise)."""
+    c = arch.counts
+    if not arch.is_transformer:
+        return arch.params
+    return _scaled(arch, c.layers_total - (c.dense_layers + c.moe_layers) * c.layer_norms)
+
+
+def _act_bytes(w: Workload) -> float:
+    """Bytes per element of saved activations."""
+    return 4.0 if w.precision == "fp32" else 2.0
+
+
+def activation_bytes_per_token(w: Workload, *, moe_layer: bool) -> tuple[float, float]:
+    """Saved activation bytes per token for one layer, as (linear term, per-context-token term).
+
+    The second element multiplies the sequence length (eager attention's softmax/dropout
+    buffers: Korthikanti's 5 a s^2 b); it is 0 with flash attention.
+    """
+    a = w.arch
+    e = _act_bytes(w)
+    h = float(a.hidden_size or 0)
+    frozen_mlp = w.method == "lora" and w.lora_targets == "attention"
+    # Norm inputs: under autocast (mixed precision) the residual stream stays fp32, so norms
+    # save fp32 inputs; RMSNorm also keeps an fp32 copy in 16-bit training.
+    norm_e = (4.0 if w.mixed_precision else e) + (
+        RMSNORM_FP32_UPCAST_BYTES if a.norm == "rmsnorm" and e == 2 else 0
+    )
+    out = 2 * h * norm_e
+    # Attention: shared input of q/k/v, the q, k, v the kernel saves, the output (o_proj input).
+    out += h * e + (a.q_width + a.kv_width + a.v_width) * e + a.o_width * e
+    if a.dropout:
+        out += 2 * h  # 1-byte dropout masks after attention and after the MLP
+    # MLP.
+    inter = float(a.moe_intermediate_active() if moe_layer else (a.intermediate_size or 4 * h))
+    if a.gated_mlp:
+        out += 3 * inter * e  # gate and up outputs, act(gate)
+    else:
+        out += inter * e  # activation input
+    if not frozen_mlp:
+        out += h * e + inter * e  # MLP input, down/fc2 input (inputs of trainable linears)
+    if moe_layer:
+        out += (
+            2 * a.active_experts * h * e + a.experts * 4
+        )  # dispatch/combine copies, fp32 router logits
+    # Eager attention keeps the softmax output (+ dropout mask and output) per key position.
+    per_ctx = 0.0
+    if w.attention == "eager":
+        soft = 4.0 if (w.mixed_precision or e == 4) else e  # autocast runs softmax in fp32
+        per_ctx = (a.heads or 0) * (soft + ((1 + soft) if a.dropout else 0))
+    return out, per_ctx
+
+
+def _activations(w: Workload, tp: int, explain: bool = True) -> tuple[float, str]:
+    """Saved activations per GPU for one micro-batch, with the formula used (when explaining)."""
+    a = w.arch
+    b, s = w.batch_size, w.seq_len
+    e = _act_bytes(w)
+    ckpt = w.gradient_checkpointing
+    if not a.is_transformer:
+        per = (a.activation_gib_per_sample or 0.0) * GIB * (e / 2)
+        if ckpt == "full":
+            per *= CNN_RECOMPUTE_FACTOR
+        return (
+            b * per,
+            f"b={b} x {per / GIB:.3f} GiB per sample ({a.reference_input or 'reference input'})",
+        )
+    c = a.counts
+    lin_d, ctx_d = activation_bytes_per_token(w, moe_layer=False)
+    lin_m, ctx_m = activation_bytes_per_token(w, moe_layer=True) if a.is_moe else (0.0, 0.0)
+    if ckpt in ("selective", "full"):
+        ctx_d = ctx_m = 0.0  # selective recomputation drops exactly the attention-core buffers
+    layer_d = b * s * (lin_d + ctx_d * s)
+    layer_m = b * s * (lin_m + ctx_m * s)
+    n_dense, n_moe = c.dense_layers, c.moe_layers
+    if w.method == "freeze":  # gradients flow only through the trained top layers
+        n_moe = min(n_moe, FREEZE_TRAINABLE_LAYERS)
+        n_dense = min(n_dense, FREEZE_TRAINABLE_LAYERS - n_moe)
+    biggest = max(layer_d, layer_m)
+    if ckpt == "full":
+        kept = (n_dense + n_moe) * b * s * (a.hidden_size or 0) * e  # each layer's input
+        layers = kept + (1 + BACKWARD_TRANSIENT_LAYERS) * biggest
+    else:
+        layers = n_dense * layer_d + n_moe * layer_m + BACKWARD_TRANSIENT_LAYERS * biggest
+    logits = _logit_bytes(w)
+    total = (layers + logits) / tp
+    if not explain:
+        return total, ""
+    if ckpt == "full":
+        how = (
+            f"{n_dense + n_moe} layer inputs (s x b x h x {e:g} B) + "
+            f"{1 + BACKWARD_TRANSIENT_LAYERS:g} recomputed layers ({_gib(biggest)} each)"
+        )
+    else:
+        per_tok = (lin_d + ctx_d * s) / (a.hidden_size or 1)
+        core = "no recomputation" if ckpt == "none" else "selective recomputation"
+        how = (
+            f"{n_dense + n_moe} layers x s={s} x b={b} x h={a.hidden_size} x {per_tok:.1f} B "
+            f"(Korthikanti 2022 counted term by term: {w.attention} attention, {core})"
+            f" + {BACKWARD_TRANSIENT_LAYERS:g} layer of backward buffers"
+        )
+    if logits:
+        how += (
+            f" + loss head {_gib(logits)} (s x b x V={a.vocab_size} x {LOSS_BYTES_PER_LOGIT:g} B)"
+        )
+    if tp > 1:
+        how += f", / tensor_parallel {tp} (sequence parallel)"
+    return total, how
+
+
+def _logit_bytes(w: Workload) -> float:
+    a = w.arch
+    lm_head = a.kind in ("decoder", "encoder_decoder") or (
+        a.kind == "encoder" and w.task == "pretrain"
+    )
+    if not lm_head or not a.vocab_size:
+        return 0.0
+    return w.batch_size * w.seq_len * a.vocab_size * LOSS_BYTES_PER_LOGIT
+
+
+def _optimizer_state_bytes(w: Workload, param_bytes: float) -> float:
+    """Optimizer state bytes per trainable parameter (without master weights)."""
+    opt = w.optimizer or "adamw"
+    if opt == "adafactor":
+        return ADAFACTOR_FACTOR_BYTES / max(1, w.arch.hidden_size or 1024)
+    fp32_states = w.mixed_precision or w.precision == "fp32"
+    if opt == "adamw_8bit":
+        return OPTIMIZER_STATE_BYTES_FP32["adamw_8bit"]
+    if fp32_states:
+        return OPTIMIZER_STATE_BYTES_FP32[opt]
+    # Pure low precision: states in the weight dtype (adamw: two, sgd: one).
+    return (2 if opt == "adamw" else 1) * param_bytes
+
+
+def training_memory(w: Workload, *, dp: int, sharding: str, explain: bool = True) -> MemoryResult:
+    """Per-GPU memory of one training step at data-parallel degree `dp` with `sharding`."""
+    a = w.arch
+    r = MemoryResult(explain=explain)
+    mp = w.model_parallel
+    tp = w.tensor_parallel
+    p_all = a.params
+    zero_p = sharding in ("zero3", "fsdp")
+    zero_g = sharding in ("zero2", "zero3", "fsdp")
+    zero_o = sharding in ("zero1", "zero2", "zero3", "fsdp")
+    shard = f" / {dp} ({sharding})"
+
+    if w.method in ("lora", "qlora"):
+        compute_b = 4.0 if w.precision == "fp32" else 2.0
+        quant = quantizable_params(a)
+        rest = p_all - quant
+        if w.method == "qlora":
+            base_b = NF4_BYTES_PER_PARAM
+            fmt = f"NF4 + double quant ({NF4_BYTES_PER_PARAM:.3f} B)"
+        else:
+            base_b = DTYPE_BYTES[w.precision] if w.precision != "fp8" else 2.0
+            fmt = f"{w.precision} ({base_b:g} B)"
+        weights = (quant * base_b + rest * compute_b) / mp
+        if zero_p and dp > 1:
+            weights /= dp
+        r.weights = weights
+        r.note(
+            lambda: (
+                f"weights: {_gib(r.weights)} = {quant / 1e9:.2f}B block linear params x {fmt} "
+                f"+ {rest / 1e9:.2f}B embedding/norm params x {compute_b:g} B (frozen base)"
+                + (f" / model parallel {mp}" if mp > 1 else "")
+                + (shard if zero_p and dp > 1 else "")
+            )
+        )
+        n_lora = lora_params(a, w.lora_rank or 16, w.lora_targets or "all_linear")
+        r.trainable_params = n_lora
+        ab = 4.0 if (w.mixed_precision or w.precision == "fp32") else compute_b
+        per = ab + ab + _optimizer_state_bytes(w, ab)
+        r.adapters = n_lora * per / mp
+        r.note(
+            lambda: (
+                f"adapters: {_gib(r.adapters)} = {n_lora / 1e6:.1f}M LoRA params (rank {w.lora_rank}, "
+                f"{w.lora_targets}) x ({ab:g} weight + {ab:g} grad + {per - 2 * ab:g} {w.optimizer}) B"
+            )
+        )
+    else:
+        if w.precision == "fp32":
+            wb = 4.0
+        elif w.precision == "fp8" and not w.mixed_precision:
+            wb = 1.0
+        else:
+            wb = 2.0  # fp8 training keeps bf16 weights; fp8 copies are transient (Transformer Engine)
+        if w.method == "freeze":
+            trainable = (
+                min(p_all, FREEZE_TRAINABLE_LAYERS * _layer_params(a))
+                if a.is_transformer
+                else p_all
+            )
+        else:
+            trainable = p_all
+        r.trainable_params = trainable
+        master = MASTER_WEIGHT_BYTES if w.mixed_precision else 0.0
+        states = _optimizer_state_bytes(w, wb)
+        gb = MIXED_PRECISION_GRAD_BYTES if w.mixed_precision else wb
+        r.weights = p_all * wb / mp
+        r.gradients = trainable * gb / mp
+        r.optimizer = trainable * (master + states) / mp
+        if zero_o and dp > 1:
+            r.optimizer /= dp
+        if zero_g and dp > 1:
+            r.gradients /= dp
+        if zero_p and dp > 1:
+            r.weights /= dp
+        mpn = f" / model parallel {mp}" if mp > 1 else ""
+        r.note(
+            lambda: (
+                f"weights: {_gib(r.weights)} = {p_all / 1e9:.3g}B params x {wb:g} B{mpn}"
+                + (shard if zero_p and dp > 1 else "")
+            )
+        )
+        r.note(
+            lambda: (
+                f"gradients: {_gib(r.gradients)} = {trainable / 1e9:.3g}B trainable x {gb:g} B{mpn}"
+                + (shard if zero_g and dp > 1 else "")
+            )
+        )
+        r.note(
+            lambda: (
+                f"optimizer: {_gib(r.optimizer)} = {trainable / 1e9:.3g}B x ({master:g} fp32 master + "
+                f"{states:.3g} {w.optimizer} states) B{mpn}"
+                + (shard if zero_o and dp > 1 else "")
+                + (
+                    " (ZeRO paper sec. 3.1: K = 12 B per param for mixed-precision Adam)"
+                    if master
+                    else ""
+                )
+            )
+        )
+    if zero_p and dp > 1 and a.is_transformer:
+        # FSDP / ZeRO-3 all-gathers one layer at a time and prefetches the next one.
+        wb_gather = 2.0 if w.precision != "fp32" else 4.0
+        gather = 2 * _scaled(a, a.counts.layer_max) * wb_gather / mp
+        r.weights += gather
+        r.note(
+            lambda: f"weights: + {_gib(gather)} for the gathered layer and the prefetched next one"
+        )
+
+    r.activations, how = _activations(w, tp, explain)
+    r.note(lambda: f"activations: {_gib(r.activations)} = {how}")
+    r.cuda_context = CUDA_CONTEXT_GIB * GIB
+    r.fragmentation = ALLOCATOR_FRAGMENTATION * r.activations
+    r.note(
+        lambda: (
+            f"overhead: {_gib(r.overhead)} = CUDA context {CUDA_CONTEXT_GIB:g} GiB + allocator slack "
+            f"{ALLOCATOR_FRAGMENTATION:.0%} of activations"
+        )
+    )
+    return r
+
+
+def inference_memory(w: Workload, *, tp: int, explain: bool = True) -> MemoryResult:
+    """Per-GPU memory of serving: weights + KV cache at context x concurrency, split over `tp` GPUs."""
+    a = w.arch
+    r = MemoryResult(explain=explain)
+    p_all = a.params
+    tp = max(1, tp)
+    if w.precision in ("int4", "int8", "fp8"):
+        qb = INT4_BYTES_PER_PARAM if w.precision == "int4" else 1.0
+        quant = quantizable_params(a)
+        r.weights = (quant * qb + (p_all - quant) * 2.0) / tp
+        r.note(
+            lambda: (
+                f"weights: {_gib(r.weights)} = {quant / 1e9:.2f}B block linear params x {qb:.3f} B "
+                f"({w.precision}) + {(p_all - quant) / 1e9:.2f}B embeddings/norms x 2 B"
+                + (f", / TP {tp}" if tp > 1 else "")
+            )
+        )
+    else:
+        wb = DTYPE_BYTES[w.precision]
+        r.weights = p_all * wb / tp
+        r.note(
+            lambda: (
+                f"weights: {_gib(r.weights)} = {p_all / 1e9:.3g}B params x {wb:g} B"
+                + (f" / TP {tp}" if tp > 1 else "")
+            )
+        )
+    ctx = w.context_len or w.seq_len
+    conc = w.concurrency or w.batch_size
+    if a.is_transformer and a.kind != "encoder" and a.kind != "vit":
+        kv_b = 4.0 if w.precision == "fp32" else 2.0
+        per_tok = a.kv_cache_elems_per_token_layer * kv_b * a.total_layers
+        tokens = math.ceil(ctx / KV_BLOCK_TOKENS) * KV_BLOCK_TOKENS * conc
+        split = 1 if a.uses_mla else tp  # MLA's latent is not split across heads
+        r.kv_cache = per_tok * tokens / split
+        what = (
+            f"(kv_lora_rank {a.kv_lora_rank} + rope {a.qk_rope_head_dim})"
+            if a.uses_mla
+            else f"2 x {a.kv_heads or a.heads} KV heads x {a.head_dim_eff}"
+        )
+        r.note(
+            lambda: (
+                f"kv_cache: {_gib(r.kv_cache)} = {a.total_layers} layers x {what} x {kv_b:g} B "
+                f"x {ctx} context x {conc} sequences (16-token blocks, vLLM)"
+                + (f" / TP {split}" if split > 1 else "")
+            )
+        )
+        h = float(a.hidden_size or 0)
+        inter = float(a.moe_intermediate_active() if a.is_moe else (a.intermediate_size or 4 * h))
+        chunk = min(ctx * conc, PREFILL_CHUNK_TOKENS)
+        r.activations = (chunk * (4 * h + 2 * inter) * 2.0 / tp) + conc * (a.vocab_size or 0) * 4.0
+        r.note(
+            lambda: (
+                f"activations: {_gib(r.activations)} = prefill chunk of {chunk} tokens x (4h + 2 x MLP width) x 2 B"
+                " + fp32 logits of the last token per sequence"
+            )
+        )
+    elif a.is_transformer:
+        r.activations = w.batch_size * w.seq_len * (a.hidden_size or 0) * 2.0 * 4 / tp
+    else:
+        r.activations = (
+            w.batch_size * (a.activation_gib_per_sample or 0.0) * GIB * CNN_RECOMPUTE_FACTOR
+        )
+    r.cuda_context = CUDA_CONTEXT_GIB * GIB
+    r.fragmentation = ALLOCATOR_FRAGMENTATION * r.activations
+    r.note(
+        lambda: (
+            f"overhead: {_gib(r.overhead)} = CUDA context {CUDA_CONTEXT_GIB:g} GiB + allocator slack"
+        )
+    )
+    return r

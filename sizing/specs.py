@@ -1,0 +1,370 @@
+"""Plain value types the sizing engine works on: a GPU, a model architecture, a cluster topology.
+
+No Django, no I/O. `ModelArch.counts` derives the parameter split (attention, MLP, experts,
+embeddings) from the architecture numbers once and caches it; every formula downstream reads it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+# Kinds of model the estimator knows.
+TRANSFORMER_KINDS = ("decoder", "encoder", "encoder_decoder", "vit")
+MODEL_KINDS = (*TRANSFORMER_KINDS, "cnn", "unet")
+
+
+@dataclass(frozen=True)
+class GPUSpec:
+    """Catalog figures for one GPU; dense tensor rates only, None where the part lacks the format."""
+
+    slug: str
+    memory_gib: float
+    memory_bandwidth_gb_s: float | None = None
+    fp32_tflops: float | None = None
+    tf32_tflops: float | None = None
+    bf16_tflops: float | None = None
+    fp16_tflops: float | None = None
+    fp8_tflops: float | None = None
+    int8_tops: float | None = None
+    architecture: str | None = None
+    vendor: str | None = None
+    nvlink_bandwidth_gb_s: float | None = None
+
+    @classmethod
+    def from_mapping(cls, data: dict) -> GPUSpec:
+        """Build from a catalog record (fixtures/gpus.yaml row or API dict); unknown keys are ignored."""
+        names = cls.__dataclass_fields__.keys()
+        return cls(**{k: data.get(k) for k in names if k in data})
+
+
+@dataclass(frozen=True)
+class Topology:
+    """How the GPUs of a job are wired: inside a node and between nodes.
+
+    `intra_bandwidth_gb_s` is per GPU, both directions summed as vendors quote NVLink; None means
+    "take the GPU's NVLink figure" (or a PCIe default). `inter_node_gbps` is the node's total
+    network bandwidth in Gbit/s.
+    """
+
+    gpu_count: int = 1
+    gpus_per_node: int = 8
+    intra_node: str = "nvlink"  # 'nvswitch' | 'nvlink' | 'pcie' | 'none'
+    intra_bandwidth_gb_s: float | None = None
+    inter_node_rdma: bool = True
+    inter_node_gbps: float | None = None
+
+    @property
+    def nodes(self) -> int:
+        """Nodes the job spans (at least one)."""
+        return max(1, -(-self.gpu_count // max(1, self.gpus_per_node)))
+
+
+@dataclass(frozen=True)
+class ArchCounts:
+    """Parameter split derived from a ModelArch (counts of scalars, not bytes)."""
+
+    computed_total: float  # parameters implied by the architecture numbers
+    embedding: float  # input token (+ position) embeddings: looked up, not multiplied
+    lm_head: float  # output projection when untied (0 when tied to the embedding)
+    head_matmul: float  # parameters the output projection multiplies by (tied or not)
+    layer_attention: float  # attention projections of one layer
+    layer_dense_mlp: float  # MLP of one dense layer
+    layer_moe_total: float  # MLP of one MoE layer, all experts + router + shared experts
+    layer_moe_active: float  # MLP parameters one token touches in an MoE layer
+    layer_norms: float  # norm weights of one layer
+    dense_layers: int
+    moe_layers: int
+    layer_max: float  # largest layer (the unit FSDP / ZeRO-3 gathers)
+
+    @property
+    def layers_total(self) -> float:
+        """All transformer-block parameters."""
+        per_common = self.layer_attention + self.layer_norms
+        return (
+            (self.dense_layers + self.moe_layers) * per_common
+            + self.dense_layers * self.layer_dense_mlp
+            + self.moe_layers * self.layer_moe_total
+        )
+
+    @property
+    def layers_active(self) -> float:
+        """Transformer-block parameters one token passes through (MoE: active experts only)."""
+        per_common = self.layer_attention + self.layer_norms
+        return (
+            (self.dense_layers + self.moe_layers) * per_common
+            + self.dense_layers * self.layer_dense_mlp
+            + self.moe_layers * self.layer_moe_active
+        )
+
+
+@dataclass(frozen=True)
+class ModelArch:
+    """Architecture numbers of a model preset (fixtures/models.yaml) or of a generic model.
+
+    Transformers carry layer counts and widths; `cnn` and `unet` presets carry only the official
+    parameter count, a per-sample activation figure and forward FLOPs at a reference input size.
+    """
+
+    name: str  # preset slug (or "generic-7b")
+    family: str
+    kind: str
+    params_b: float  # official count, billions
+    layers: int | None = None  # decoder layers (encoder layers for encoders / T5 encoder)
+    hidden_size: int | None = None
+    heads: int | None = None
+    kv_heads: int | None = None
+    head_dim: int | None = None
+    intermediate_size: int | None = None
+    vocab_size: int | None = None
+    max_position: int | None = None
+    gated_mlp: bool = True
+    norm: str = "rmsnorm"  # 'rmsnorm' | 'layernorm'
+    norms_per_layer: int = 2
+    tied_embeddings: bool = False
+    bias: bool = False  # biases on every linear (GPT-2, BERT)
+    qkv_bias: bool = False  # biases on q, k, v only (Qwen2)
+    qk_norm: bool = False  # per-head q/k RMSNorm (Qwen3)
+    dropout: bool = False  # residual and attention dropout active in training (BERT, GPT-2, T5)
+    learned_positions: int = 0  # rows of a learned absolute position table
+    token_types: int = 0  # BERT segment embeddings
+    pooler: bool = False  # BERT pooler (h x h + h)
+    decoder_layers: int = 0  # encoder-decoder: decoder layers (cross-attention included)
+    experts: int = 1
+    active_experts: int = 1
+    moe_intermediate_size: int | None = None
+    shared_experts: int = 0
+    first_dense_layers: int = 0  # MoE models whose first layers are dense (DeepSeek)
+    q_lora_rank: int | None = None  # Multi-head latent attention (DeepSeek-V2/V3)
+    kv_lora_rank: int | None = None
+    qk_nope_head_dim: int | None = None
+    qk_rope_head_dim: int | None = None
+    v_head_dim: int | None = None
+    patch_size: int | None = None  # ViT
+    image_size: int | None = None
+    num_classes: int | None = None
+    activation_gib_per_sample: float | None = (
+        None  # cnn/unet: 16-bit, reference input, no recompute
+    )
+    forward_gflops_per_sample: float | None = None  # cnn/unet: at the reference input
+    reference_input: str | None = None
+    display_name: str = ""
+    source: str = ""
+    source_url: str = ""
+    notes: str = ""
+
+    @property
+    def is_transformer(self) -> bool:
+        """True when the layer formulas apply."""
+        return self.kind in TRANSFORMER_KINDS and bool(self.layers and self.hidden_size)
+
+    @property
+    def is_moe(self) -> bool:
+        """Mixture of experts: all experts count for memory, active ones for FLOPs."""
+        return self.experts > 1
+
+    @property
+    def uses_mla(self) -> bool:
+        """Multi-head latent attention (compressed KV cache)."""
+        return bool(self.kv_lora_rank)
+
+    @property
+    def head_dim_eff(self) -> int:
+        """Per-head width (head_dim when given, else hidden / heads)."""
+        if self.head_dim:
+            return self.head_dim
+        return (self.hidden_size or 0) // max(1, self.heads or 1)
+
+    @property
+    def q_width(self) -> int:
+        """Width of the query projection output (heads x head dim; MLA: nope + rope dims)."""
+        if self.uses_mla:
+            return (self.heads or 0) * ((self.qk_nope_head_dim or 0) + (self.qk_rope_head_dim or 0))
+        return (self.heads or 0) * self.head_dim_eff
+
+    @property
+    def kv_width(self) -> int:
+        """Width of one of K or V (KV heads x head dim); MLA: per-head K width."""
+        if self.uses_mla:
+            return self.q_width
+        return (self.kv_heads or self.heads or 0) * self.head_dim_eff
+
+    @property
+    def v_width(self) -> int:
+        """Width of V and of the attention output."""
+        if self.uses_mla:
+            return (self.heads or 0) * (self.v_head_dim or 0)
+        return self.kv_width
+
+    @property
+    def o_width(self) -> int:
+        """Width of the attention output fed to the output projection."""
+        if self.uses_mla:
+            return self.v_width
+        return self.q_width
+
+    @property
+    def total_layers(self) -> int:
+        """Blocks a token passes through (encoder + decoder for encoder-decoders)."""
+        return (self.layers or 0) + self.decoder_layers
+
+    @property
+    def kv_cache_elems_per_token_layer(self) -> int:
+        """Elements cached per token per layer: 2 x KV heads x head dim (vLLM, GQA); MLA: latent + rope key."""
+        if self.uses_mla:
+            return (self.kv_lora_rank or 0) + (self.qk_rope_head_dim or 0)
+        return 2 * self.kv_width
+
+    def moe_intermediate_active(self) -> int:
+        """Expert MLP width one token runs through in an MoE layer (active + shared experts)."""
+        width = self.moe_intermediate_size or self.intermediate_size or 0
+        return (self.active_experts + self.shared_experts) * width
+
+    @cached_property
+    def counts(self) -> ArchCounts:
+        """Parameter split from the architecture numbers (cached; the dataclass stays immutable)."""
+        return _count(self)
+
+    @property
+    def params(self) -> float:
+        """Official parameter count, as a number of scalars."""
+        return self.params_b * 1e9
+
+    @property
+    def active_params(self) -> float:
+        """Parameters one token uses (MoE: active experts only), scaled to the official count."""
+        c = self.counts
+        if not self.is_transformer or c.computed_total <= 0:
+            return self.params
+        active = c.layers_active + c.embedding + c.lm_head
+        return self.params * active / c.computed_total
+
+
+def _linear(n_in: float, n_out: float, bias: bool) -> float:
+    return n_in * n_out + (n_out if bias else 0)
+
+
+def _count(a: ModelArch) -> ArchCounts:
+    """Count parameters layer by layer from the config numbers (HF config.json conventions)."""
+    if not a.is_transformer:
+        total = a.params
+        return ArchCounts(total, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, total)
+    h = float(a.hidden_size or 0)
+    b = a.bias
+    # Attention projections.
+    if a.uses_mla:
+        heads = a.heads or 0
+        qk_head = (a.qk_nope_head_dim or 0) + (a.qk_rope_head_dim or 0)
+        if a.q_lora_rank:
+            attn = _linear(h, a.q_lora_rank, False) + a.q_lora_rank
+            attn += _linear(a.q_lora_rank, heads * qk_head, False)
+        else:
+            attn = _linear(h, heads * qk_head, False)
+        kvr = a.kv_lora_rank or 0
+        attn += _linear(h, kvr + (a.qk_rope_head_dim or 0), False) + kvr
+        attn += _linear(kvr, heads * ((a.qk_nope_head_dim or 0) + (a.v_head_dim or 0)), False)
+        attn += _linear(heads * (a.v_head_dim or 0), h, False)
+    else:
+        qb = b or a.qkv_bias
+        attn = _linear(h, a.q_width, qb) + 2 * _linear(h, a.kv_width, qb) + _linear(a.q_width, h, b)
+        if a.qk_norm:
+            attn += 2 * a.head_dim_eff
+    norm_w = 2 if a.norm == "layernorm" else 1  # LayerNorm has a bias too
+    norms = a.norms_per_layer * norm_w * h
+    # MLPs.
+    inter = float(a.intermediate_size or 4 * h)
+    mats = 3 if a.gated_mlp else 2
+    dense_mlp = mats * h * inter + ((inter + h) if b else 0)
+    if a.is_moe:
+        e_inter = float(a.moe_intermediate_size or inter)
+        expert = mats * h * e_inter
+        router = h * a.experts
+        moe_total = a.experts * expert + a.shared_experts * expert + router
+        moe_active = (a.active_experts + a.shared_experts) * expert + router
+        moe_layers = (a.layers or 0) - a.first_dense_layers
+        dense_layers = a.first_dense_layers
+    else:
+        moe_total = moe_active = 0.0
+        moe_layers = 0
+        dense_layers = a.layers or 0
+    # Encoder-decoder: decoder blocks add cross-attention (one more attention + norm).
+    dec_extra = a.decoder_layers * (attn + norms / a.norms_per_layer)
+    dense_layers_all = dense_layers + a.decoder_layers
+    vocab = float(a.vocab_size or 0)
+    embedding = vocab * h + a.learned_positions * h + a.token_types * h
+    if a.kind == "vit":
+        patch = float(a.patch_size or 16)
+        tokens = (float(a.image_size or 224) / patch) ** 2 + 1
+        embedding = 3 * patch * patch * h + h + tokens * h + h  # patch conv + bias, positions, cls
+    head = 0.0 if a.tied_embeddings else vocab * h
+    head_matmul = vocab * h
+    if a.kind == "vit":
+        head = head_matmul = _linear(h, a.num_classes or 1000, True)
+    extras = norm_w * h  # final norm
+    if a.norm == "layernorm" and a.kind == "encoder":
+        extras += 2 * h  # embedding LayerNorm
+    if a.pooler:
+        extras += _linear(h, h, True)
+    if a.kind == "encoder_decoder":
+        extras += norm_w * h  # second final norm (encoder and decoder each end with one)
+    total = (
+        (dense_layers + moe_layers + a.decoder_layers) * (attn + norms)
+        + dense_layers_all * dense_mlp
+        + moe_layers * moe_total
+        + dec_extra
+        + embedding
+        + head
+        + extras
+    )
+    layer_max = attn + norms + max(dense_mlp, moe_total)
+    # Fold encoder-decoder cross-attention into the per-layer attention figure, averaged.
+    n_blocks = dense_layers + moe_layers + a.decoder_layers
+    attn_avg = attn + (dec_extra / n_blocks if n_blocks else 0.0)
+    return ArchCounts(
+        computed_total=total,
+        embedding=embedding,
+        lm_head=head + extras,
+        head_matmul=head_matmul,
+        layer_attention=attn_avg,
+        layer_dense_mlp=dense_mlp,
+        layer_moe_total=moe_total,
+        layer_moe_active=moe_active,
+        layer_norms=norms,
+        dense_layers=dense_layers_all,
+        moe_layers=moe_layers,
+        layer_max=layer_max,
+    )
+
+
+def generic_arch(params_b: float) -> ModelArch:
+    """A Llama-shaped decoder of `params_b` billion parameters, for workloads given by size alone.
+
+    Shape rule read off the Llama 2/3 and Qwen2.5 configs: layers ~ hidden / 128 and a SwiGLU MLP
+    of 8/3 hidden, so block parameters ~ 12 L h^2 = 12 h^3 / 128. We take L = round(h / 128) from
+    that cube rule, then the hidden size that gives the block parameters exactly,
+    h = sqrt(N_blocks / 12 L), so the shape (and every memory term) grows smoothly with N.
+    Multi-head attention (KV heads = heads) and a 32k vocabulary are assumed, which errs on the
+    large side for the KV cache and the small side for the logits.
+    """
+    n = max(params_b, 0.001) * 1e9
+    vocab = 32000
+    h0 = (n * 128 / 12) ** (1 / 3)
+    layers = max(1, round(h0 / 128))
+    blocks = max(n - 2 * vocab * h0, n / 2)
+    hidden = max(64, round((blocks / (12 * layers)) ** 0.5))
+    heads = max(1, round(hidden / 128))
+    inter = max(64, round(8 / 3 * hidden))
+    return ModelArch(
+        name=f"generic-{params_b:g}b",
+        family="generic",
+        kind="decoder",
+        params_b=params_b,
+        layers=layers,
+        hidden_size=hidden,
+        heads=heads,
+        kv_heads=heads,
+        head_dim=128,
+        intermediate_size=inter,
+        vocab_size=vocab,
+        source="generic Llama-like shape inferred from params_b (sizing.specs.generic_arch)",
+    )

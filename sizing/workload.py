@@ -1,0 +1,417 @@
+"""Workload input: names, allowed values, bounds, defaults and contradictions.
+
+`parse_workload` turns a plain dict (JSON body or query parameters) into a frozen `Workload`,
+or raises `WorkloadError` naming every bad field at once.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from dataclasses import dataclass, field, fields
+
+from .specs import ModelArch, generic_arch
+
+TASKS = ("pretrain", "finetune", "inference")
+METHODS = ("full", "lora", "qlora", "freeze")
+PRECISIONS = ("fp32", "bf16", "fp16", "fp8", "int8", "int4")
+OPTIMIZERS = ("adamw", "adamw_8bit", "sgd", "adafactor")
+CHECKPOINTING = ("none", "selective", "full")
+SHARDINGS = ("none", "zero1", "zero2", "zero3", "fsdp")
+LORA_TARGETS = ("attention", "all_linear")
+ATTENTION_IMPLS = ("flash", "eager")
+
+# Bounds: (low, high), inclusive.
+BOUNDS: dict[str, tuple[float, float]] = {
+    "params_b": (0.001, 3000),
+    "batch_size": (1, 4096),
+    "seq_len": (1, 1_048_576),
+    "lora_rank": (1, 1024),
+    "tokens": (0, 1e15),
+    "context_len": (1, 1_048_576),
+    "concurrency": (1, 65_536),
+    "gpu_count": (1, 4096),
+    "tensor_parallel": (1, 64),
+    "pipeline_parallel": (1, 256),
+    "gradient_accumulation": (1, 65_536),
+}
+INT_FIELDS = (
+    "batch_size",
+    "seq_len",
+    "lora_rank",
+    "context_len",
+    "concurrency",
+    "gpu_count",
+    "tensor_parallel",
+    "pipeline_parallel",
+    "gradient_accumulation",
+)
+
+# Defaults, each with the reason it is the default.
+DEFAULT_SEQ_LEN = 2048  # the common pre-training / SFT context of 2023-24 recipes
+DEFAULT_BATCH_SIZE = 1  # per-GPU micro-batch; gradient accumulation supplies the rest
+DEFAULT_CONTEXT_LEN = 4096  # inference: prompt + generated tokens held in the KV cache
+DEFAULT_LORA_RANK = 16
+# QLoRA paper (Dettmers et al. 2023, sec. 4) adapts every linear layer; so do Unsloth and
+# LLaMA-Factory by default, so "all_linear" is the default for LoRA too.
+DEFAULT_LORA_TARGETS = "all_linear"
+
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9._+-]{0,99}$")
+_TRUE = {"true", "1", "yes", "on"}
+_FALSE = {"false", "0", "no", "off"}
+
+
+class WorkloadError(ValueError):
+    """Bad workload input; `.errors` maps each field to its messages (the API returns it as 400)."""
+
+    def __init__(self, errors: dict[str, list[str]]):
+        self.errors = errors
+        super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()))
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A validated workload with every default filled in; `arch` is the resolved architecture."""
+
+    model: str | None
+    params_b: float
+    task: str
+    method: str | None
+    precision: str
+    mixed_precision: bool | None
+    optimizer: str | None
+    batch_size: int
+    seq_len: int
+    gradient_checkpointing: str
+    sharding: str | None  # None: choose automatically (least sharded that fits)
+    lora_rank: int | None
+    lora_targets: str | None
+    tokens: float | None
+    context_len: int | None
+    concurrency: int | None
+    gpu: str | None
+    gpu_count: int | None
+    tensor_parallel: int = 1
+    pipeline_parallel: int = 1
+    gradient_accumulation: int | None = (
+        None  # micro-batches per optimizer step (None: 1, or 8 x pp)
+    )
+    attention: str = "flash"
+    arch: ModelArch = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
+
+    @property
+    def is_training(self) -> bool:
+        """Pre-training or fine-tuning (not inference)."""
+        return self.task != "inference"
+
+    @property
+    def model_parallel(self) -> int:
+        """GPUs one model replica spans (tensor x pipeline parallel)."""
+        return self.tensor_parallel * self.pipeline_parallel
+
+    def assumptions(self) -> dict:
+        """The filled-in inputs (defaults included) plus the architecture used."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "arch"}
+        out["sharding"] = self.sharding if self.sharding is not None else "auto"
+        a = self.arch
+        out["architecture"] = {
+            "name": a.name,
+            "kind": a.kind,
+            "params_b": a.params_b,
+            "active_params_b": round(a.active_params / 1e9, 3),
+            "layers": a.total_layers or None,
+            "hidden_size": a.hidden_size,
+            "heads": a.heads,
+            "kv_heads": a.kv_heads or a.heads,
+            "vocab_size": a.vocab_size,
+            "experts": a.experts,
+            "source": a.source,
+        }
+        return out
+
+
+def _closest(name: str, presets: dict[str, ModelArch]) -> list[str]:
+    names = list(presets)
+    close = difflib.get_close_matches(name.lower(), names, n=5, cutoff=0.5)
+    if not close:
+        close = [n for n in names if name.lower().split("-")[0] in n][:5]
+    return close
+
+
+def _as_int(v: object) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, str) and re.fullmatch(r"\s*\d+\s*", v):
+        return int(v)
+    return None
+
+
+def _as_float(v: object) -> float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        f = float(v)
+    elif isinstance(v, str):
+        try:
+            f = float(v.strip())
+        except ValueError:
+            return None
+    else:
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _as_bool(v: object) -> bool | None:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.strip().lower() in _TRUE | _FALSE:
+        return v.strip().lower() in _TRUE
+    return None
+
+
+def _choice(v: object, allowed: tuple[str, ...]) -> str | None:
+    if isinstance(v, str) and v.strip().lower() in allowed:
+        return v.strip().lower()
+    return None
+
+
+def parse_workload(data: dict, presets: dict[str, ModelArch]) -> Workload:
+    """Validate `data`, fill defaults and resolve the architecture; raise WorkloadError on bad input.
+
+    Defaults: task finetune; training: method full, precision bf16, mixed precision on for
+    bf16/fp16/fp8, optimizer adamw, batch 1, seq 2048 (capped at the model's context),
+    checkpointing none (full for QLoRA, as in the QLoRA paper), LoRA rank 16 on all linear
+    layers; inference: context 4096, concurrency 1. Sharding left out (or "auto") is chosen by
+    the estimator. Strings that spell numbers or booleans are accepted (query parameters).
+    """
+    errors: dict[str, list[str]] = {}
+
+    def err(name: str, msg: str) -> None:
+        errors.setdefault(name, []).append(msg)
+
+    if not isinstance(data, dict):
+        raise WorkloadError({"workload": ["Expected an object of workload fields."]})
+    known = {f.name for f in fields(Workload)} - {"arch"}
+    for key in data:
+        if key not in known:
+            near = difflib.get_close_matches(str(key), sorted(known), n=1)
+            hint = f" Did you mean {near[0]!r}?" if near else ""
+            err(str(key), f"Unknown field.{hint}")
+    raw = {k: v for k, v in data.items() if k in known and v is not None and v != ""}
+    if isinstance(raw.get("sharding"), str) and raw["sharding"].strip().lower() == "auto":
+        del raw["sharding"]
+
+    def choice(name: str, allowed: tuple[str, ...]) -> str | None:
+        if name not in raw:
+            return None
+        val = _choice(raw[name], allowed)
+        if val is None:
+            err(name, f"Must be one of: {', '.join(allowed)}.")
+        return val
+
+    def number(name: str, as_int: bool) -> float | int | None:
+        if name not in raw:
+            return None
+        val = _as_int(raw[name]) if as_int else _as_float(raw[name])
+        lo, hi = BOUNDS[name]
+        if val is None:
+            err(name, "Must be a whole number." if as_int else "Must be a number.")
+            return None
+        if not lo <= val <= hi:
+            err(name, f"Must be between {lo:g} and {hi:g}.")
+            return None
+        return val
+
+    # Model: a preset name or a size.
+    arch: ModelArch | None = None
+    model = raw.get("model")
+    params_b = number("params_b", as_int=False)
+    if model is not None:
+        if not isinstance(model, str):
+            err("model", "Must be a preset name.")
+        elif model.strip().lower() not in presets:
+            close = _closest(model.strip(), presets)
+            hint = f" Closest: {', '.join(close)}." if close else ""
+            err("model", f"Unknown model preset {model!r}.{hint}")
+        else:
+            model = model.strip().lower()
+            arch = presets[model]
+        if params_b is not None:
+            err("params_b", "Give either model or params_b, not both.")
+    elif params_b is not None:
+        arch = generic_arch(float(params_b))
+    elif "params_b" not in errors:
+        err("model", "Give a model preset name or params_b.")
+
+    task = choice("task", TASKS) or ("finetune" if "task" not in raw else None)
+    method = choice("method", METHODS)
+    precision = choice("precision", PRECISIONS)
+    optimizer = choice("optimizer", OPTIMIZERS)
+    sharding = choice("sharding", SHARDINGS)
+    lora_targets = choice("lora_targets", LORA_TARGETS)
+    attention = choice("attention", ATTENTION_IMPLS)
+    ckpt = None
+    if "gradient_checkpointing" in raw:
+        v = raw["gradient_checkpointing"]
+        b = _as_bool(v)
+        ckpt = ("full" if b else "none") if b is not None else _choice(v, CHECKPOINTING)
+        if ckpt is None:
+            err(
+                "gradient_checkpointing",
+                f"Must be one of: {', '.join(CHECKPOINTING)} (or a boolean).",
+            )
+    mixed = None
+    if "mixed_precision" in raw:
+        mixed = _as_bool(raw["mixed_precision"])
+        if mixed is None:
+            err("mixed_precision", "Must be true or false.")
+    batch_size = number("batch_size", as_int=True)
+    seq_len = number("seq_len", as_int=True)
+    lora_rank = number("lora_rank", as_int=True)
+    tokens = number("tokens", as_int=False)
+    context_len = number("context_len", as_int=True)
+    concurrency = number("concurrency", as_int=True)
+    gpu_count = number("gpu_count", as_int=True)
+    tp = number("tensor_parallel", as_int=True) or 1
+    pp = number("pipeline_parallel", as_int=True) or 1
+    accumulation = number("gradient_accumulation", as_int=True)
+    gpu = raw.get("gpu")
+    if gpu is not None:
+        if not isinstance(gpu, str) or not _SLUG.match(gpu.strip().lower()):
+            err("gpu", "Must be a GPU slug such as 'h100-sxm'.")
+            gpu = None
+        else:
+            gpu = gpu.strip().lower()
+
+    # Contradictions, once the single fields are known.
+    if task is not None:
+        training = task != "inference"
+        if task == "pretrain" and method in ("lora", "qlora", "freeze"):
+            err(
+                "method",
+                f"{method} adapts a pretrained model; pre-training trains every weight (use full).",
+            )
+        if not training and method in ("lora", "qlora", "freeze"):
+            err("method", f"{method} is a training method; leave method out for inference.")
+        if training and precision in ("int8", "int4") and method in (None, "full", "freeze"):
+            err(
+                "precision",
+                f"Training all weights in {precision} is not supported; use bf16/fp16/fp8 "
+                "(or method qlora for a 4-bit base).",
+            )
+        if method == "lora" and precision == "int4":
+            err("precision", "A 4-bit base with LoRA adapters is QLoRA: use method qlora.")
+        if method == "qlora" and precision in ("int8", "fp8"):
+            err(
+                "precision",
+                "QLoRA keeps an NF4 base and computes in bf16/fp16; use bf16, fp16 or int4.",
+            )
+        if mixed and precision in ("fp32", "int8", "int4"):
+            err(
+                "mixed_precision",
+                f"Mixed precision needs bf16, fp16 or fp8 compute, not {precision}.",
+            )
+        if not training and mixed:
+            err(
+                "mixed_precision",
+                "Mixed precision is a training setting; leave it out for inference.",
+            )
+        if not training and (lora_rank is not None or lora_targets is not None):
+            err(
+                "lora_rank" if lora_rank is not None else "lora_targets",
+                "LoRA settings need method lora or qlora.",
+            )
+        if not training and accumulation is not None:
+            err("gradient_accumulation", "Gradient accumulation is a training setting.")
+        if training and (context_len is not None or concurrency is not None):
+            err(
+                "context_len" if context_len is not None else "concurrency",
+                "context_len and concurrency describe inference; use seq_len and batch_size for training.",
+            )
+    if task != "inference" and method not in ("lora", "qlora") and (lora_rank or lora_targets):
+        err(
+            "lora_rank" if lora_rank else "lora_targets", "LoRA settings need method lora or qlora."
+        )
+    if arch is not None and not arch.is_transformer and method in ("lora", "qlora"):
+        err("method", f"{method} needs a transformer; {arch.name} is a {arch.kind}.")
+    if gpu_count is not None and gpu_count % (tp * pp):
+        err("gpu_count", f"Must be a multiple of tensor_parallel x pipeline_parallel ({tp * pp}).")
+    if arch is not None and arch.is_transformer and tp > 1 and (arch.heads or 1) % tp:
+        err("tensor_parallel", f"Must divide the {arch.heads} attention heads of {arch.name}.")
+    if errors:
+        raise WorkloadError(errors)
+    assert arch is not None and task is not None
+
+    # Defaults.
+    training = task != "inference"
+    if training:
+        method = method or "full"
+        precision = precision or "bf16"
+        if method == "qlora" and precision == "int4":
+            precision = "bf16"  # the NF4 base is implied; compute runs in bf16
+        if mixed is None:
+            mixed = precision in ("bf16", "fp16", "fp8")
+        optimizer = optimizer or "adamw"
+        if ckpt is None:
+            # QLoRA's reference setup (and PEFT's prepare_model_for_kbit_training) turns it on.
+            ckpt = "full" if method == "qlora" else "none"
+        if method in ("lora", "qlora"):
+            lora_rank = lora_rank or DEFAULT_LORA_RANK
+            lora_targets = lora_targets or DEFAULT_LORA_TARGETS
+    else:
+        method = None
+        precision = precision or "bf16"
+        mixed = None
+        optimizer = None
+        ckpt = "none"
+        context_len = context_len or DEFAULT_CONTEXT_LEN
+        concurrency = concurrency or 1
+    if seq_len is None:
+        seq_len = _default_seq_len(arch, context_len if not training else None)
+    batch_size = batch_size or (concurrency if not training else DEFAULT_BATCH_SIZE)
+    if attention is None:
+        attention = "eager" if precision == "fp32" else "flash"
+    if not arch.is_transformer:
+        attention = "eager"
+    return Workload(
+        model=model if isinstance(model, str) else None,
+        params_b=arch.params_b,
+        task=task,
+        method=method,
+        precision=precision,
+        mixed_precision=mixed,
+        optimizer=optimizer,
+        batch_size=int(batch_size),
+        seq_len=int(seq_len),
+        gradient_checkpointing=ckpt,
+        sharding=sharding,
+        lora_rank=lora_rank,
+        lora_targets=lora_targets,
+        tokens=tokens,
+        context_len=context_len,
+        concurrency=concurrency,
+        gpu=gpu,
+        gpu_count=gpu_count,
+        tensor_parallel=int(tp),
+        pipeline_parallel=int(pp),
+        gradient_accumulation=accumulation,
+        attention=attention,
+        arch=arch,
+    )
+
+
+def _default_seq_len(arch: ModelArch, context_len: int | None) -> int:
+    if context_len:
+        return context_len
+    if arch.kind == "vit":
+        return int((arch.image_size or 224) // (arch.patch_size or 16)) ** 2 + 1
+    if arch.kind in ("cnn", "unet"):
+        return 1
+    if arch.max_position:
+        return min(DEFAULT_SEQ_LEN, arch.max_position)
+    return DEFAULT_SEQ_LEN

@@ -1,0 +1,428 @@
+"""The estimator against hand-worked figures, the seed guides' rules of thumb, and bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sizing.estimator import (
+    BREAKDOWN_KEYS,
+    GPUSpec,
+    Topology,
+    WorkloadError,
+    choose_sharding,
+    estimate,
+    min_gpus,
+    parse_workload,
+)
+from sizing.memory import GIB
+from sizing.presets import load_presets
+
+PRESETS = load_presets()
+ROOT = Path(__file__).resolve().parents[2]
+with open(ROOT / "fixtures" / "gpus.yaml", encoding="utf-8") as _fh:
+    GPUS = {g["slug"]: GPUSpec.from_mapping(g) for g in yaml.safe_load(_fh)}
+
+
+def wl(**data):
+    return parse_workload(data, PRESETS)
+
+
+# ---- seed scenarios (shared/seeds: rules of thumb from the Chinese guides) -------------------
+
+
+def test_7b_qlora_stays_under_10_gib_and_fits_a_16gb_t4():
+    """Seed: QLoRA brings a 7B fine-tune under 10 GB, even onto a single T4."""
+    w = wl(model="llama-2-7b", method="qlora", batch_size=1, seq_len=1024)
+    e = estimate(w, gpu=GPUS["t4"])
+    assert e.memory_per_gpu_gib < 10
+    assert e.fits and e.min_gpus == 1
+    assert e.breakdown["weights"] == pytest.approx(
+        3.6, abs=0.05
+    )  # NF4 + double quant, 16-bit embeddings
+
+
+def test_llama3_8b_lora_fits_one_a100_40gb():
+    """Seed: LoRA on Llama-3-8B needs only a single A100 40GB."""
+    w = wl(model="llama-3-8b", method="lora", batch_size=1, seq_len=2048)
+    assert min_gpus(w, GPUS["a100-sxm4-40gb"]) == 1
+
+
+def test_70b_full_finetune_needs_at_least_eight_80gb_gpus_with_zero3():
+    """Seed: 70B needs multi-GPU, 80 GB cards, total memory well above 500 GB."""
+    w = wl(
+        model="llama-2-70b", method="full", optimizer="adamw", sharding="zero3",
+        gradient_checkpointing="full", batch_size=1, seq_len=2048,
+    )  # fmt: skip
+    need = min_gpus(w, GPUS["a100-sxm4-80gb"])
+    assert need is not None and need >= 8
+    e = estimate(w, gpu=GPUS["a100-sxm4-80gb"], gpu_count=need)
+    assert e.total_memory_gib > 500
+    assert e.assumptions["mixed_precision"] is True
+
+
+def test_16bit_weights_take_two_bytes_per_parameter():
+    """Seed: in FP16/BF16, weights in GB ~ parameters (billions) x 2."""
+    e = estimate(wl(model="llama-2-7b", task="inference", context_len=16))
+    assert e.breakdown["weights"] * GIB / 1e9 == pytest.approx(6.738 * 2, rel=0.001)
+
+
+def test_full_adamw_training_is_18_bytes_per_parameter_before_activations():
+    e = estimate(wl(model="llama-2-7b", method="full", batch_size=1, seq_len=1))
+    states = e.breakdown["weights"] + e.breakdown["gradients"] + e.breakdown["optimizer"]
+    assert states * GIB == pytest.approx(6.738e9 * 18, rel=0.001)
+    pure = estimate(wl(model="llama-2-7b", method="full", mixed_precision=False, seq_len=1))
+    pure_states = (
+        pure.breakdown["weights"] + pure.breakdown["gradients"] + pure.breakdown["optimizer"]
+    )
+    assert pure_states * GIB == pytest.approx(6.738e9 * 8, rel=0.001)  # bf16 weights, grads, m, v
+
+
+# ---- memory components ------------------------------------------------------------------------
+
+
+def test_breakdown_has_exactly_the_contract_keys_and_sums_to_the_total():
+    e = estimate(wl(model="mistral-7b", method="lora"), gpu=GPUS["a10g"])
+    assert tuple(e.breakdown) == BREAKDOWN_KEYS
+    assert sum(e.breakdown.values()) == pytest.approx(e.memory_per_gpu_gib, abs=0.01)
+
+
+def test_kv_cache_counts_kv_heads_not_attention_heads():
+    # Llama 3 8B: 32 layers x 2 x 8 KV heads x 128 x 2 B = 128 KiB per token -> 1 GiB at 8192.
+    gqa = estimate(wl(model="llama-3-8b", task="inference", context_len=8192, concurrency=1))
+    assert gqa.breakdown["kv_cache"] == pytest.approx(1.0, rel=1e-6)
+    # Llama 2 7B has 32 KV heads: 4x as much.
+    mha = estimate(wl(model="llama-2-7b", task="inference", context_len=8192, concurrency=1))
+    assert mha.breakdown["kv_cache"] == pytest.approx(4.0, rel=1e-6)
+    busy = estimate(wl(model="llama-3-8b", task="inference", context_len=8192, concurrency=16))
+    assert busy.breakdown["kv_cache"] == pytest.approx(16.0, rel=1e-6)
+
+
+def test_latent_attention_caches_the_compressed_vector():
+    e = estimate(wl(model="deepseek-v3", task="inference", context_len=4096, concurrency=1))
+    # 61 layers x (512 + 64) x 2 B x 4096 tokens
+    assert e.breakdown["kv_cache"] * GIB == pytest.approx(61 * 576 * 2 * 4096, rel=2e-3)
+
+
+def test_activation_formula_reduces_to_korthikanti_for_gpt():
+    """GPT-2 block with eager attention and dropout: 34 s b h + 5 a s^2 b bytes per layer."""
+    from sizing.memory import activation_bytes_per_token
+
+    w = wl(model="gpt2", method="full", mixed_precision=False, attention="eager", precision="bf16")
+    linear, per_ctx = activation_bytes_per_token(w, moe_layer=False)
+    assert linear == 34 * 768
+    assert per_ctx == 5 * 12
+
+
+def test_large_vocabulary_logits_dominate_at_long_sequences():
+    w = wl(model="llama-3-8b", method="lora", seq_len=32768, gradient_checkpointing="full")
+    e = estimate(w)
+    loss_head = 32768 * 128256 * 12 / GIB
+    layer_inputs = 32 * 32768 * 4096 * 2 / GIB
+    assert loss_head > 0.5 * e.breakdown["activations"]
+    assert loss_head > 5 * layer_inputs
+    assert any("loss head" in n for n in e.notes)
+
+
+def test_gradient_checkpointing_cuts_activations():
+    kwargs = dict(model="llama-3-8b", method="full", seq_len=4096, batch_size=2)
+    none = estimate(wl(gradient_checkpointing="none", **kwargs)).breakdown["activations"]
+    full = estimate(wl(gradient_checkpointing="full", **kwargs)).breakdown["activations"]
+    assert full < none / 2
+
+
+def test_sharding_divides_the_right_terms():
+    base = dict(model="llama-2-13b", method="full", gradient_checkpointing="full")
+    one = estimate(wl(sharding="none", **base), gpu_count=8).breakdown
+    z1 = estimate(wl(sharding="zero1", **base), gpu_count=8).breakdown
+    z2 = estimate(wl(sharding="zero2", **base), gpu_count=8).breakdown
+    z3 = estimate(wl(sharding="zero3", **base), gpu_count=8).breakdown
+    assert z1["optimizer"] == pytest.approx(one["optimizer"] / 8, rel=1e-3)
+    assert z1["gradients"] == one["gradients"]
+    assert z2["gradients"] == pytest.approx(one["gradients"] / 8, rel=1e-3)
+    assert z3["weights"] < one["weights"] / 4
+    fsdp = estimate(wl(sharding="fsdp", **base), gpu_count=8).breakdown
+    assert fsdp == z3
+
+
+def test_moe_counts_all_experts_for_memory_and_active_ones_for_flops():
+    moe = wl(model="mixtral-8x7b", method="full", tokens=1e9, seq_len=2048)
+    dense = wl(params_b=46.7, method="full", tokens=1e9, seq_len=2048)
+    em, ed = estimate(moe), estimate(dense)
+    assert em.breakdown["weights"] == pytest.approx(ed.breakdown["weights"], rel=0.01)
+    assert em.training_flops < ed.training_flops / 2.5
+    # 6 x active params per token dominates: 6 x 12.9B x 1e9 ~ 7.7e19.
+    assert em.training_flops == pytest.approx(6 * 12.9e9 * 1e9, rel=0.15)
+
+
+def test_qlora_quantises_only_block_linears():
+    e = estimate(wl(model="llama-3-8b", method="qlora"))
+    arch = PRESETS["llama-3-8b"]
+    embeddings = 2 * 128256 * 4096  # embedding + untied head stay 16-bit
+    block_linear = arch.params - embeddings - 65 * 4096  # minus norms
+    expected = block_linear * (0.5 + 0.127 / 8) + (embeddings + 65 * 4096) * 2
+    assert e.breakdown["weights"] * GIB == pytest.approx(expected, rel=0.001)
+
+
+def test_lora_adapters_are_rank_times_fan_in_plus_fan_out():
+    from sizing.memory import lora_params
+
+    arch = PRESETS["llama-2-7b"]
+    assert lora_params(arch, 8, "attention") == 32 * 4 * 8 * (4096 + 4096)
+    mlp = 3 * 8 * (4096 + 11008)
+    assert lora_params(arch, 8, "all_linear") == 32 * (4 * 8 * 8192 + mlp)
+
+
+# ---- compute and time ---------------------------------------------------------------------------
+
+
+def test_training_flops_follow_6nd_plus_attention():
+    w = wl(model="llama-2-7b", task="pretrain", tokens=2e12, seq_len=4096)
+    e = estimate(w)
+    arch = PRESETS["llama-2-7b"]
+    n_mm = arch.params - 32000 * 4096  # the input embedding is looked up, not multiplied
+    attention = 12 * 32 * 4096 * 4096
+    assert e.training_flops == pytest.approx((6 * n_mm + attention) * 2e12, rel=1e-3)
+    ckpt = estimate(
+        wl(
+            model="llama-2-7b",
+            task="pretrain",
+            tokens=2e12,
+            seq_len=4096,
+            gradient_checkpointing="full",
+        )
+    )
+    assert ckpt.training_flops > e.training_flops * 1.25
+
+
+def test_llama2_7b_gpu_hours_are_within_20_percent_of_the_paper():
+    """Llama 2 paper Table 2: 184,320 A100-80GB GPU-hours for 2T tokens."""
+    w = wl(
+        model="llama-2-7b", task="pretrain", tokens=2e12, seq_len=4096, sharding="fsdp",
+        gradient_checkpointing="selective",
+    )  # fmt: skip
+    e = estimate(w, gpu=GPUS["a100-sxm4-80gb"], gpu_count=2048)
+    assert e.gpu_hours == pytest.approx(184_320, rel=0.2)
+    assert e.est_hours == pytest.approx(e.gpu_hours / 2048)
+    assert 0.3 < e.mfu < 0.7
+
+
+def test_time_fields_need_tokens_and_a_gpu():
+    w = wl(model="llama-3-8b", method="lora")
+    e = estimate(w, gpu=GPUS["h100-sxm"])
+    assert e.tokens_per_second and e.gpu_hours is None and e.est_hours is None
+    bare = estimate(wl(model="llama-3-8b", method="lora", tokens=1e8))
+    assert bare.training_flops and bare.gpu_hours is None and bare.min_gpus is None
+
+
+def test_newer_gpus_train_faster_but_at_lower_utilisation():
+    w = wl(model="llama-3-8b", method="full", tokens=1e10, gradient_checkpointing="full")
+    a100 = estimate(w, gpu=GPUS["a100-sxm4-80gb"], gpu_count=8)
+    h100 = estimate(w, gpu=GPUS["h100-sxm"], gpu_count=8)
+    assert h100.est_hours < a100.est_hours / 2
+    assert h100.mfu < a100.mfu
+
+
+def test_pcie_scales_worse_than_nvlink_and_no_rdma_falls_off_a_cliff():
+    w = wl(
+        model="llama-2-13b",
+        method="full",
+        sharding="zero3",
+        gradient_checkpointing="full",
+        tokens=1e10,
+    )
+    gpu = GPUS["a100-sxm4-80gb"]
+    nvlink = estimate(
+        w, gpu=gpu, gpu_count=8, topology=Topology(gpu_count=8, intra_node="nvswitch")
+    )
+    pcie = estimate(w, gpu=gpu, gpu_count=8, topology=Topology(gpu_count=8, intra_node="pcie"))
+    assert pcie.tokens_per_second < nvlink.tokens_per_second * 0.8
+    assert nvlink.tokens_per_second_total == pytest.approx(nvlink.tokens_per_second * 8)
+    rdma = estimate(w, gpu=gpu, gpu_count=32, topology=Topology(gpu_count=32, inter_node_gbps=800))
+    tcp = estimate(
+        w,
+        gpu=gpu,
+        gpu_count=32,
+        topology=Topology(gpu_count=32, inter_node_gbps=800, inter_node_rdma=False),
+    )
+    assert tcp.tokens_per_second < rdma.tokens_per_second * 0.5
+    assert any("no RDMA" in n for n in tcp.notes)
+
+
+def test_decode_is_bounded_by_memory_bandwidth():
+    w = wl(model="llama-2-7b", task="inference", context_len=512, concurrency=1)
+    e = estimate(w, gpu=GPUS["a100-sxm4-80gb"])
+    ceiling = 2039e9 / (6.738e9 * 2)  # every token streams the weights once
+    assert e.tokens_per_second < ceiling
+    assert e.tokens_per_second > 0.5 * ceiling
+    batched = estimate(
+        wl(model="llama-2-7b", task="inference", context_len=512, concurrency=64),
+        gpu=GPUS["a100-sxm4-80gb"],
+    )
+    assert batched.tokens_per_second > 20 * e.tokens_per_second
+
+
+def test_fp8_on_a_gpu_without_fp8_falls_back_with_a_note():
+    e = estimate(
+        wl(model="llama-3-8b", method="full", precision="fp8", tokens=1e9),
+        gpu=GPUS["a100-sxm4-80gb"],
+    )
+    assert e.tokens_per_second
+    assert any("no FP8" in n for n in e.notes)
+
+
+# ---- GPU counts and sharding choice --------------------------------------------------------------
+
+
+def test_choose_sharding_picks_the_least_sharded_strategy_that_fits():
+    small = wl(model="llama-3.2-1b", method="full")
+    assert choose_sharding(small, GPUS["h100-sxm"], 8) == "none"
+    big = wl(model="llama-3-8b", method="full", gradient_checkpointing="full")
+    chosen = choose_sharding(big, GPUS["a100-sxm4-40gb"], 8)
+    assert chosen in ("zero1", "zero2", "zero3")
+    e = estimate(big, gpu=GPUS["a100-sxm4-40gb"], gpu_count=8)
+    assert e.sharding == chosen and e.fits
+
+
+def test_min_gpus_for_inference_uses_tensor_parallel():
+    w = wl(model="llama-3-70b", task="inference", context_len=4096, concurrency=8)
+    need = min_gpus(w, GPUS["h100-sxm"])
+    assert need in (2, 4)
+    e = estimate(w, gpu=GPUS["h100-sxm"], gpu_count=need)
+    assert e.fits and e.assumptions["tensor_parallel"] == need
+    assert min_gpus(wl(model="llama-3.2-1b", task="inference"), GPUS["t4"]) == 1
+
+
+def test_min_gpus_is_none_when_nothing_fits():
+    w = wl(model="llama-3.1-405b", method="full", sharding="none")
+    assert min_gpus(w, GPUS["h100-sxm"]) is None
+
+
+def test_estimate_is_deterministic_and_reports_assumptions():
+    w = wl(model="qwen2.5-7b", method="lora")
+    a = estimate(w, gpu=GPUS["l40s"], gpu_count=2)
+    b = estimate(w, gpu=GPUS["l40s"], gpu_count=2)
+    assert a == b
+    s = a.assumptions
+    assert s["optimizer"] == "adamw" and s["mixed_precision"] is True
+    assert s["lora_rank"] == 16 and s["lora_targets"] == "all_linear"
+    assert s["gradient_checkpointing"] == "none" and s["gpu_count"] == 2
+    assert s["architecture"]["name"] == "qwen2.5-7b"
+    assert a.total_memory_gib == pytest.approx(a.memory_per_gpu_gib * 2, abs=0.01)
+
+
+def test_notes_show_the_working_with_sources():
+    e = estimate(
+        wl(model="llama-3-8b", method="full", tokens=1e9), gpu=GPUS["h100-sxm"], gpu_count=8
+    )
+    text = "\n".join(e.notes)
+    for fragment in ("Korthikanti", "ZeRO", "Kaplan", "HFU", "GPU-hours"):
+        assert fragment in text
+    quiet = estimate(wl(model="llama-3-8b", method="full"), gpu=GPUS["h100-sxm"], explain=False)
+    assert quiet.notes == []
+
+
+def test_non_transformer_presets_use_their_per_sample_figures():
+    e = estimate(wl(model="resnet-50", method="full", batch_size=32, tokens=1e6), gpu=GPUS["t4"])
+    assert e.breakdown["activations"] == pytest.approx(32 * 0.06 * 2 / 2, rel=0.01)
+    assert e.training_flops == pytest.approx(3 * 8.18e9 * 1e6, rel=1e-6)
+    unet = estimate(
+        wl(model="sdxl-unet", method="full", gradient_checkpointing=True, tokens=1000),
+        gpu=GPUS["a100-sxm4-80gb"],
+    )
+    assert unet.breakdown["activations"] == pytest.approx(6.0, rel=0.01)
+    assert unet.gpu_hours is None  # no published FLOPs figure
+
+
+# ---- validation ----------------------------------------------------------------------------------
+
+
+def errors_of(**data) -> dict[str, list[str]]:
+    with pytest.raises(WorkloadError) as exc:
+        parse_workload(data, PRESETS)
+    return exc.value.errors
+
+
+def test_unknown_preset_lists_the_closest_names():
+    errs = errors_of(model="lama-3-8b")
+    assert "llama-3-8b" in errs["model"][0]
+
+
+def test_contradictions_are_explained():
+    assert (
+        "pre-training"
+        in errors_of(model="llama-3-8b", task="pretrain", method="qlora")["method"][0]
+    )
+    assert "int4" in errors_of(model="llama-3-8b", method="full", precision="int4")["precision"][0]
+    assert (
+        "int8" in errors_of(model="llama-3-8b", task="pretrain", precision="int8")["precision"][0]
+    )
+    assert (
+        "inference" in errors_of(model="llama-3-8b", task="inference", method="lora")["method"][0]
+    )
+    assert "qlora" in errors_of(model="llama-3-8b", method="lora", precision="int4")["precision"][0]
+    assert errors_of(model="llama-3-8b", method="full", lora_rank=8)["lora_rank"]
+    assert errors_of(model="llama-3-8b", precision="fp32", mixed_precision=True)["mixed_precision"]
+    assert errors_of(model="llama-3-8b", task="finetune", context_len=4096)["context_len"]
+    assert errors_of(model="resnet-50", method="lora")["method"]
+
+
+def test_every_bad_field_is_named_at_once():
+    errs = errors_of(
+        model="llama-3-8b", task="train", method="dora", precision="fp4", optimizer="lion",
+        batch_size=0, seq_len=2_000_000, gradient_checkpointing="maybe", sharding="zero4",
+        lora_targets="mlp", gpu_count=5000, tokens=-1, bogus=1,
+    )  # fmt: skip
+    assert set(errs) == {
+        "task", "method", "precision", "optimizer", "batch_size", "seq_len",
+        "gradient_checkpointing", "sharding", "lora_targets", "gpu_count", "tokens", "bogus",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        ({}, "model"),
+        ({"model": "llama-3-8b", "params_b": 8}, "params_b"),
+        ({"params_b": 5000}, "params_b"),
+        ({"params_b": "abc"}, "params_b"),
+        ({"model": "llama-3-8b", "batch_size": True}, "batch_size"),
+        ({"model": "llama-3-8b", "batch_size": 2.5}, "batch_size"),
+        ({"model": "llama-3-8b", "lora_rank": 2048, "method": "lora"}, "lora_rank"),
+        ({"model": "llama-3-8b", "gpu_count": 6, "tensor_parallel": 4}, "gpu_count"),
+        ({"model": "llama-3-8b", "tensor_parallel": 3}, "tensor_parallel"),
+        ({"model": "llama-3-8b", "gpu": "H100 SXM!"}, "gpu"),
+        ({"model": "llama-3-8b", "mixed_precision": "sometimes"}, "mixed_precision"),
+    ],
+)
+def test_bounds_and_types(data, field):
+    assert field in errors_of(**data)
+
+
+def test_strings_and_booleans_from_query_parameters_are_accepted():
+    w = parse_workload(
+        {"model": "Llama-3-8B", "batch_size": "4", "seq_len": "1024", "gradient_checkpointing": "true",
+         "mixed_precision": "false", "tokens": "1e9", "gpu_count": "2"},
+        PRESETS,
+    )  # fmt: skip
+    assert (w.model, w.batch_size, w.seq_len) == ("llama-3-8b", 4, 1024)
+    assert w.gradient_checkpointing == "full" and w.mixed_precision is False
+    assert w.tokens == 1e9 and w.gpu_count == 2
+    assert (
+        parse_workload(
+            {"model": "gpt2", "gradient_checkpointing": False}, PRESETS
+        ).gradient_checkpointing
+        == "none"
+    )
+
+
+def test_defaults_are_filled_per_task_and_method():
+    inf = wl(model="llama-3-8b", task="inference")
+    assert (inf.method, inf.optimizer, inf.context_len, inf.concurrency) == (None, None, 4096, 1)
+    q = wl(model="llama-3-8b", method="qlora", precision="int4")
+    assert q.precision == "bf16" and q.gradient_checkpointing == "full"
+    assert wl(model="vit-l-16").seq_len == 197
+    assert wl(params_b=7).arch.family == "generic"
+    assert wl(model="gpt2", sharding="auto").sharding is None
