@@ -237,6 +237,10 @@ def prices_ingest(
 
         for record in records:
             report.records_seen += 1
+            if record.extra.get("component"):
+                # A component price (e.g. GCP's per-GPU rate without its host VM) is not an
+                # instance price: counted as seen, never stored as one.
+                continue
             problem = _validate(record, rates)
             if problem:
                 report.problem(f"{record.instance_type} {record.region}: {problem}")
