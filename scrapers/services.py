@@ -458,7 +458,8 @@ def currency_rates_refresh(*, client: HttpClient | None = None) -> int:
     own = client is None
     client = client or http_client()
     try:
-        rates = source.parse_rates(source.fetch(client))
+        page = source.fetch(client)
+        rates = source.parse_rates(page)
     finally:
         if own:
             client.close()
@@ -470,7 +471,7 @@ def currency_rates_refresh(*, client: HttpClient | None = None) -> int:
                 defaults={
                     "usd_per_unit": rate.usd_per_unit,
                     "source": "ECB euro reference rates",
-                    "source_url": source.url,
+                    "source_url": page.url,
                 },
             )
         prices_renormalise()

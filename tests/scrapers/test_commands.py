@@ -15,7 +15,9 @@ from scrapers.registry import scraper_keys
 from tests.scrapers.loopback import PAGES, LoopbackServer
 
 ROOT = Path(__file__).resolve().parents[2]
-PRICE_SOURCES = [key for key in sorted(p.name for p in PAGES.iterdir() if p.is_dir()) if key != "ecb"]
+PRICE_SOURCES = [
+    key for key in sorted(p.name for p in PAGES.iterdir() if p.is_dir()) if key != "ecb"
+]
 
 
 def parse_page(provider: str, path: Path, url: str = "") -> subprocess.CompletedProcess:
@@ -45,7 +47,16 @@ def test_parse_page_prints_records_of_a_recorded_page(provider):
         if out.returncode == 0:
             records = json.loads(out.stdout)
             for record in records:
-                assert {"instance_type", "gpu_name", "gpu_count", "region", "pricing_model", "amount", "currency", "unit"} <= set(record)
+                assert {
+                    "instance_type",
+                    "gpu_name",
+                    "gpu_count",
+                    "region",
+                    "pricing_model",
+                    "amount",
+                    "currency",
+                    "unit",
+                } <= set(record)
             printed += len(records)
         else:
             assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr, out.stderr
@@ -58,7 +69,11 @@ def test_parse_page_fails_in_one_line_on_garbage(tmp_path):
     for provider in ("aws", "runpod", "lambda"):
         out = parse_page(provider, garbage)
         assert out.returncode != 0
-        assert out.stderr.startswith("error:") and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+        assert (
+            out.stderr.startswith("error:")
+            and out.stderr.count("\n") == 1
+            and "Traceback" not in out.stderr
+        )
     unknown = parse_page("nosuchcloud", garbage)
     assert unknown.returncode != 0 and "nosuchcloud" in unknown.stderr
 
@@ -104,3 +119,21 @@ def test_providers_endpoint_shows_last_run(api_client, settings):
     assert body["scraper_key"] == "lambda" and body["price_count"] > 0
     runs = api_client.get("/api/scrape-runs/?provider=lambda").json()["results"]
     assert runs and runs[0]["records_seen"] > 0
+
+
+@pytest.mark.django_db
+def test_currency_refresh_stores_ecb_rates_and_renormalises(settings):
+    from decimal import Decimal
+
+    from catalog.models import CurrencyRate
+    from scrapers.services import currency_rates_refresh
+
+    price = Price.objects.filter(currency="CNY").select_related("instance_type").first()
+    price.usd_per_hour = Decimal("999")
+    price.save()
+    with LoopbackServer() as server:
+        settings.SCRAPER_BASE_URLS = {"ecb": server.base_url("ecb")}
+        stored = currency_rates_refresh()
+    assert stored >= 10 and CurrencyRate.objects.filter(currency="CNY").exists()
+    price.refresh_from_db()
+    assert price.usd_per_hour < Decimal("999")
