@@ -31,10 +31,11 @@ def scraper_for(key: str, *, regions: list[str] | None = None) -> Scraper:
         raise KeyError(
             f"no scraper registered for {key!r}; known: {', '.join(sorted(REGISTRY))}"
         ) from None
+    configured = settings.SCRAPER_REGIONS.get(key)
     return cls(
         base_url=settings.SCRAPER_BASE_URLS.get(key) or None,
         credentials=settings.SCRAPER_CREDENTIALS,
-        regions=regions,
+        regions=regions or configured or None,
     )
 
 

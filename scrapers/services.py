@@ -200,6 +200,20 @@ def _suspicious(usd_per_hour: Decimal, previous: Price | None) -> str | None:
     return None
 
 
+def _prefer_home_currency(records: list[PriceRecord], home_currency: str) -> list[PriceRecord]:
+    """Where a source quotes one offer in two currencies (Tencent's China and International
+    price pages both cover Guangzhou), keep the quote in the provider's home currency."""
+    home_keys = {
+        (r.instance_type, r.region, r.pricing_model) for r in records if r.currency == home_currency
+    }
+    return [
+        r
+        for r in records
+        if r.currency == home_currency
+        or (r.instance_type, r.region, r.pricing_model) not in home_keys
+    ]
+
+
 def prices_ingest(
     *,
     provider: Provider,
@@ -215,6 +229,7 @@ def prices_ingest(
     lookups are loaded once, writes are bulk.
     """
     covered_models = set(pricing_models or choices.PricingModel.values)
+    records = _prefer_home_currency(records, provider.home_currency)
     report = IngestReport()
     with transaction.atomic():
         rates = currency_rates_latest()

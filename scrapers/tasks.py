@@ -39,7 +39,11 @@ def refresh_all(trigger: str = "schedule") -> list[str]:
 
 
 @shared_task(
-    name="scrapers.refresh_currency_rates", acks_late=True, soft_time_limit=240, time_limit=300, max_retries=3
+    name="scrapers.refresh_currency_rates",
+    acks_late=True,
+    soft_time_limit=240,
+    time_limit=300,
+    max_retries=3,
 )
 def refresh_currency_rates() -> int:
     """Fetch the ECB reference rates, store them and renormalise prices."""

@@ -136,26 +136,25 @@ def test_refresh_all_through_a_real_worker_from_recorded_pages(start_worker):
 
     from scrapers.registry import scraper_keys
     from scrapers.tasks import refresh_all, refresh_provider
-    from tests.scrapers.loopback import LoopbackServer
+    from tests.scrapers.loopback import LoopbackServer, worker_environment
 
     call_command("load_catalog", verbosity=0)  # an earlier transactional test may have flushed it
     with LoopbackServer() as server:
-        urls = ",".join(f"{key}={server.base_url(key)}" for key in scraper_keys())
-        start_worker(
-            extra_env={"SCRAPER_BASE_URLS": urls, "SCRAPER_RETRIES": "0"},
-            pool="threads",
-            concurrency=2,
-        )
+        start_worker(extra_env=worker_environment(server), pool="threads", concurrency=2)
         slugs = refresh_all.delay("test").get(timeout=60)
-        assert len(slugs) == 11
+        assert len(slugs) == 11 and set(slugs) <= set(scraper_keys())
         _wait_for_runs(slugs)
         runs = {run.provider.slug: run for run in ScrapeRun.objects.select_related("provider")}
         failed = {slug: run.error for slug, run in runs.items() if run.status == "failed"}
         assert not failed
-        for slug in slugs:
-            assert Price.objects.filter(
-                instance_type__provider__slug=slug, source="scraper"
-            ).exists(), slug
+        assert all(runs[slug].records_seen > 0 for slug in slugs)
+        scraped = {
+            slug for slug in slugs
+            if Price.objects.filter(instance_type__provider__slug=slug, source="scraper").exists()
+        }  # fmt: skip
+        # Alibaba's price files carry no RAM, so its records only update instance types a curator
+        # has entered: the one the catalog has is not on the recorded page.
+        assert set(slugs) - scraped <= {"alibaba"}
         before = (Price.objects.count(), PriceHistory.objects.count())
 
         # Two refreshes of one provider at once: one runs, the other is skipped or waits its turn.

@@ -5,367 +5,966 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Provider',
+            name="Provider",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(max_length=32, unique=True)),
-                ('name', models.CharField(max_length=128)),
-                ('kind', models.CharField(choices=[('hyperscaler', 'Hyperscaler'), ('regional_cloud', 'Regional cloud'), ('gpu_cloud', 'GPU cloud'), ('marketplace', 'Marketplace')], max_length=16)),
-                ('home_currency', models.CharField(max_length=3)),
-                ('website', models.URLField(blank=True, max_length=300)),
-                ('price_source_url', models.URLField(blank=True, max_length=500)),
-                ('scraper_key', models.CharField(blank=True, max_length=32)),
-                ('mainland_china', models.BooleanField(default=False, help_text='Operates mainland-China regions under Chinese law.')),
-                ('compliance_notes', models.TextField(blank=True)),
-                ('billing_granularity', models.CharField(choices=[('second', 'Per second'), ('minute', 'Per minute'), ('hour', 'Per hour'), ('day', 'Per day'), ('month', 'Per month')], max_length=8)),
-                ('source', models.TextField(blank=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(max_length=32, unique=True)),
+                ("name", models.CharField(max_length=128)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("hyperscaler", "Hyperscaler"),
+                            ("regional_cloud", "Regional cloud"),
+                            ("gpu_cloud", "GPU cloud"),
+                            ("marketplace", "Marketplace"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("home_currency", models.CharField(max_length=3)),
+                ("website", models.URLField(blank=True, max_length=300)),
+                ("price_source_url", models.URLField(blank=True, max_length=500)),
+                ("scraper_key", models.CharField(blank=True, max_length=32)),
+                (
+                    "mainland_china",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Operates mainland-China regions under Chinese law.",
+                    ),
+                ),
+                ("compliance_notes", models.TextField(blank=True)),
+                (
+                    "billing_granularity",
+                    models.CharField(
+                        choices=[
+                            ("second", "Per second"),
+                            ("minute", "Per minute"),
+                            ("hour", "Per hour"),
+                            ("day", "Per day"),
+                            ("month", "Per month"),
+                        ],
+                        max_length=8,
+                    ),
+                ),
+                ("source", models.TextField(blank=True)),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='CurrencyRate',
+            name="CurrencyRate",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('currency', models.CharField(max_length=3)),
-                ('usd_per_unit', models.DecimalField(decimal_places=10, max_digits=20)),
-                ('as_of', models.DateField()),
-                ('source', models.TextField()),
-                ('source_url', models.URLField(blank=True, max_length=500)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("currency", models.CharField(max_length=3)),
+                ("usd_per_unit", models.DecimalField(decimal_places=10, max_digits=20)),
+                ("as_of", models.DateField()),
+                ("source", models.TextField()),
+                ("source_url", models.URLField(blank=True, max_length=500)),
             ],
             options={
-                'ordering': ['currency', '-as_of'],
-                'constraints': [models.UniqueConstraint(fields=('currency', 'as_of'), name='currency_rate_natural_key'), models.CheckConstraint(condition=models.Q(('usd_per_unit__gt', 0)), name='currency_rate_positive')],
+                "ordering": ["currency", "-as_of"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("currency", "as_of"), name="currency_rate_natural_key"
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("usd_per_unit__gt", 0)), name="currency_rate_positive"
+                    ),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='GPU',
+            name="GPU",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(max_length=64, unique=True)),
-                ('vendor', models.CharField(choices=[('nvidia', 'NVIDIA'), ('amd', 'AMD'), ('huawei', 'Huawei'), ('intel', 'Intel')], max_length=16)),
-                ('name', models.CharField(max_length=128)),
-                ('architecture', models.CharField(max_length=64)),
-                ('release_year', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('memory_gib', models.FloatField(help_text='Memory as marketed (80 for an 80 GB part).')),
-                ('memory_type', models.CharField(blank=True, max_length=32)),
-                ('memory_bandwidth_gb_s', models.FloatField()),
-                ('fp32_tflops', models.FloatField(blank=True, null=True)),
-                ('tf32_tflops', models.FloatField(blank=True, null=True)),
-                ('bf16_tflops', models.FloatField(blank=True, null=True)),
-                ('fp16_tflops', models.FloatField(blank=True, null=True)),
-                ('fp8_tflops', models.FloatField(blank=True, null=True)),
-                ('int8_tops', models.FloatField(blank=True, null=True)),
-                ('tdp_w', models.PositiveIntegerField(blank=True, null=True)),
-                ('form_factor', models.CharField(choices=[('sxm', 'SXM'), ('pcie', 'PCIe'), ('oam', 'OAM'), ('nvl', 'PCIe NVL (bridged pair)'), ('mezzanine', 'Mezzanine'), ('superchip', 'Superchip')], max_length=16)),
-                ('nvlink_bandwidth_gb_s', models.FloatField(blank=True, help_text='Per GPU, both directions summed; empty when none.', null=True)),
-                ('ecc', models.BooleanField(default=True)),
-                ('segment', models.CharField(choices=[('consumer', 'Consumer (GeForce)'), ('workstation', 'Workstation'), ('datacenter', 'Datacenter')], max_length=16)),
-                ('datacenter_use_allowed', models.BooleanField(help_text="False for GeForce parts: NVIDIA's driver licence forbids datacenter deployment.")),
-                ('source', models.TextField()),
-                ('source_url', models.URLField(blank=True, max_length=500)),
-                ('notes', models.TextField(blank=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('export_variant_of', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='export_variants', to='catalog.gpu')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(max_length=64, unique=True)),
+                (
+                    "vendor",
+                    models.CharField(
+                        choices=[
+                            ("nvidia", "NVIDIA"),
+                            ("amd", "AMD"),
+                            ("huawei", "Huawei"),
+                            ("intel", "Intel"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("name", models.CharField(max_length=128)),
+                ("architecture", models.CharField(max_length=64)),
+                ("release_year", models.PositiveSmallIntegerField(blank=True, null=True)),
+                (
+                    "memory_gib",
+                    models.FloatField(help_text="Memory as marketed (80 for an 80 GB part)."),
+                ),
+                ("memory_type", models.CharField(blank=True, max_length=32)),
+                ("memory_bandwidth_gb_s", models.FloatField()),
+                ("fp32_tflops", models.FloatField(blank=True, null=True)),
+                ("tf32_tflops", models.FloatField(blank=True, null=True)),
+                ("bf16_tflops", models.FloatField(blank=True, null=True)),
+                ("fp16_tflops", models.FloatField(blank=True, null=True)),
+                ("fp8_tflops", models.FloatField(blank=True, null=True)),
+                ("int8_tops", models.FloatField(blank=True, null=True)),
+                ("tdp_w", models.PositiveIntegerField(blank=True, null=True)),
+                (
+                    "form_factor",
+                    models.CharField(
+                        choices=[
+                            ("sxm", "SXM"),
+                            ("pcie", "PCIe"),
+                            ("oam", "OAM"),
+                            ("nvl", "PCIe NVL (bridged pair)"),
+                            ("mezzanine", "Mezzanine"),
+                            ("superchip", "Superchip"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "nvlink_bandwidth_gb_s",
+                    models.FloatField(
+                        blank=True,
+                        help_text="Per GPU, both directions summed; empty when none.",
+                        null=True,
+                    ),
+                ),
+                ("ecc", models.BooleanField(default=True)),
+                (
+                    "segment",
+                    models.CharField(
+                        choices=[
+                            ("consumer", "Consumer (GeForce)"),
+                            ("workstation", "Workstation"),
+                            ("datacenter", "Datacenter"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "datacenter_use_allowed",
+                    models.BooleanField(
+                        help_text="False for GeForce parts: NVIDIA's driver licence forbids datacenter deployment."
+                    ),
+                ),
+                ("source", models.TextField()),
+                ("source_url", models.URLField(blank=True, max_length=500)),
+                ("notes", models.TextField(blank=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "export_variant_of",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="export_variants",
+                        to="catalog.gpu",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'GPU',
-                'ordering': ['vendor', 'name'],
+                "verbose_name": "GPU",
+                "ordering": ["vendor", "name"],
             },
         ),
         migrations.CreateModel(
-            name='GPUAlias',
+            name="GPUAlias",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=128)),
-                ('normalised', models.CharField(help_text='Lower-case, punctuation folded; the lookup key.', max_length=128, unique=True)),
-                ('gpu', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='aliases', to='catalog.gpu')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=128)),
+                (
+                    "normalised",
+                    models.CharField(
+                        help_text="Lower-case, punctuation folded; the lookup key.",
+                        max_length=128,
+                        unique=True,
+                    ),
+                ),
+                (
+                    "gpu",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="aliases",
+                        to="catalog.gpu",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'GPU alias',
-                'verbose_name_plural': 'GPU aliases',
-                'ordering': ['normalised'],
+                "verbose_name": "GPU alias",
+                "verbose_name_plural": "GPU aliases",
+                "ordering": ["normalised"],
             },
         ),
         migrations.CreateModel(
-            name='Interconnect',
+            name="Interconnect",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(max_length=64, unique=True)),
-                ('kind', models.CharField(choices=[('pcie', 'PCIe'), ('nvlink', 'NVLink'), ('nvswitch', 'NVSwitch'), ('infiniband', 'InfiniBand'), ('roce_v2', 'RoCEv2'), ('efa', 'AWS EFA'), ('ethernet', 'Ethernet'), ('infinity_fabric', 'AMD Infinity Fabric'), ('hccs', 'Huawei HCCS')], max_length=16)),
-                ('generation', models.CharField(blank=True, max_length=32)),
-                ('name', models.CharField(max_length=128)),
-                ('bandwidth_value', models.FloatField(help_text='As the vendor quotes it, in bandwidth_unit.')),
-                ('bandwidth_unit', models.CharField(choices=[('GB/s', 'GB/s'), ('Gbit/s', 'Gbit/s')], max_length=8)),
-                ('bandwidth_gb_s', models.FloatField(help_text='The same figure normalised to GB/s.')),
-                ('bandwidth_note', models.CharField(blank=True, max_length=255)),
-                ('scope', models.CharField(choices=[('intra_node', 'Within a node'), ('inter_node', 'Between nodes')], max_length=16)),
-                ('rdma', models.BooleanField(default=False)),
-                ('source', models.TextField()),
-                ('source_url', models.URLField(blank=True, max_length=500)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(max_length=64, unique=True)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("pcie", "PCIe"),
+                            ("nvlink", "NVLink"),
+                            ("nvswitch", "NVSwitch"),
+                            ("infiniband", "InfiniBand"),
+                            ("roce_v2", "RoCEv2"),
+                            ("efa", "AWS EFA"),
+                            ("ethernet", "Ethernet"),
+                            ("infinity_fabric", "AMD Infinity Fabric"),
+                            ("hccs", "Huawei HCCS"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("generation", models.CharField(blank=True, max_length=32)),
+                ("name", models.CharField(max_length=128)),
+                (
+                    "bandwidth_value",
+                    models.FloatField(help_text="As the vendor quotes it, in bandwidth_unit."),
+                ),
+                (
+                    "bandwidth_unit",
+                    models.CharField(
+                        choices=[("GB/s", "GB/s"), ("Gbit/s", "Gbit/s")], max_length=8
+                    ),
+                ),
+                (
+                    "bandwidth_gb_s",
+                    models.FloatField(help_text="The same figure normalised to GB/s."),
+                ),
+                ("bandwidth_note", models.CharField(blank=True, max_length=255)),
+                (
+                    "scope",
+                    models.CharField(
+                        choices=[("intra_node", "Within a node"), ("inter_node", "Between nodes")],
+                        max_length=16,
+                    ),
+                ),
+                ("rdma", models.BooleanField(default=False)),
+                ("source", models.TextField()),
+                ("source_url", models.URLField(blank=True, max_length=500)),
             ],
             options={
-                'ordering': ['scope', 'kind', 'bandwidth_gb_s'],
-                'constraints': [models.CheckConstraint(condition=models.Q(('bandwidth_value__gt', 0)), name='interconnect_bandwidth_positive')],
+                "ordering": ["scope", "kind", "bandwidth_gb_s"],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("bandwidth_value__gt", 0)),
+                        name="interconnect_bandwidth_positive",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='InstanceType',
+            name="InstanceType",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=128)),
-                ('gpu_count', models.DecimalField(decimal_places=4, help_text='Fractional for shared GPUs (0.5 = half a GPU).', max_digits=7)),
-                ('gpu_sharing', models.CharField(choices=[('dedicated', 'Dedicated physical GPU'), ('vgpu', 'Virtual GPU (time-sliced)'), ('fractional', 'Fraction of a GPU')], default='dedicated', max_length=16)),
-                ('vcpus', models.PositiveIntegerField()),
-                ('ram_gib', models.FloatField()),
-                ('local_disk_gb', models.FloatField(default=0)),
-                ('local_disk_type', models.CharField(choices=[('nvme', 'NVMe SSD'), ('ssd', 'SSD'), ('hdd', 'HDD'), ('none', 'None')], default='none', max_length=8)),
-                ('network_gbps', models.FloatField(blank=True, null=True)),
-                ('notes', models.TextField(blank=True)),
-                ('source', models.TextField(blank=True)),
-                ('source_url', models.URLField(blank=True, max_length=500)),
-                ('is_active', models.BooleanField(default=True)),
-                ('gpu', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='instance_types', to='catalog.gpu')),
-                ('interconnect_inter', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='inter_node_instance_types', to='catalog.interconnect')),
-                ('interconnect_intra', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='intra_node_instance_types', to='catalog.interconnect')),
-                ('provider', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='instance_types', to='catalog.provider')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=128)),
+                (
+                    "gpu_count",
+                    models.DecimalField(
+                        decimal_places=4,
+                        help_text="Fractional for shared GPUs (0.5 = half a GPU).",
+                        max_digits=7,
+                    ),
+                ),
+                (
+                    "gpu_sharing",
+                    models.CharField(
+                        choices=[
+                            ("dedicated", "Dedicated physical GPU"),
+                            ("vgpu", "Virtual GPU (time-sliced)"),
+                            ("fractional", "Fraction of a GPU"),
+                        ],
+                        default="dedicated",
+                        max_length=16,
+                    ),
+                ),
+                ("vcpus", models.PositiveIntegerField()),
+                ("ram_gib", models.FloatField()),
+                ("local_disk_gb", models.FloatField(default=0)),
+                (
+                    "local_disk_type",
+                    models.CharField(
+                        choices=[
+                            ("nvme", "NVMe SSD"),
+                            ("ssd", "SSD"),
+                            ("hdd", "HDD"),
+                            ("none", "None"),
+                        ],
+                        default="none",
+                        max_length=8,
+                    ),
+                ),
+                ("network_gbps", models.FloatField(blank=True, null=True)),
+                ("notes", models.TextField(blank=True)),
+                ("source", models.TextField(blank=True)),
+                ("source_url", models.URLField(blank=True, max_length=500)),
+                ("is_active", models.BooleanField(default=True)),
+                (
+                    "gpu",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="instance_types",
+                        to="catalog.gpu",
+                    ),
+                ),
+                (
+                    "interconnect_inter",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="inter_node_instance_types",
+                        to="catalog.interconnect",
+                    ),
+                ),
+                (
+                    "interconnect_intra",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="intra_node_instance_types",
+                        to="catalog.interconnect",
+                    ),
+                ),
+                (
+                    "provider",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="instance_types",
+                        to="catalog.provider",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['provider__name', 'name'],
+                "ordering": ["provider__name", "name"],
             },
         ),
         migrations.CreateModel(
-            name='Region',
+            name="Region",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('code', models.CharField(max_length=64)),
-                ('name', models.CharField(max_length=128)),
-                ('country', models.CharField(help_text='ISO 3166-1 alpha-2.', max_length=2)),
-                ('geography', models.CharField(choices=[('north_america', 'North America'), ('south_america', 'South America'), ('europe', 'Europe'), ('asia_pacific', 'Asia Pacific'), ('mainland_china', 'Mainland China'), ('middle_east', 'Middle East'), ('africa', 'Africa'), ('oceania', 'Oceania'), ('global', 'Global')], max_length=16)),
-                ('mainland_china', models.BooleanField(default=False)),
-                ('provider', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='regions', to='catalog.provider')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("code", models.CharField(max_length=64)),
+                ("name", models.CharField(max_length=128)),
+                ("country", models.CharField(help_text="ISO 3166-1 alpha-2.", max_length=2)),
+                (
+                    "geography",
+                    models.CharField(
+                        choices=[
+                            ("north_america", "North America"),
+                            ("south_america", "South America"),
+                            ("europe", "Europe"),
+                            ("asia_pacific", "Asia Pacific"),
+                            ("mainland_china", "Mainland China"),
+                            ("middle_east", "Middle East"),
+                            ("africa", "Africa"),
+                            ("oceania", "Oceania"),
+                            ("global", "Global"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("mainland_china", models.BooleanField(default=False)),
+                (
+                    "provider",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="regions",
+                        to="catalog.provider",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['provider__name', 'code'],
+                "ordering": ["provider__name", "code"],
             },
         ),
         migrations.CreateModel(
-            name='ScrapeRun',
+            name="ScrapeRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('started_at', models.DateTimeField()),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('status', models.CharField(choices=[('running', 'Running'), ('success', 'Success'), ('partial', 'Partial'), ('failed', 'Failed')], default='running', max_length=8)),
-                ('trigger', models.CharField(default='schedule', max_length=16)),
-                ('pages', models.PositiveIntegerField(default=0)),
-                ('records_seen', models.PositiveIntegerField(default=0)),
-                ('created', models.PositiveIntegerField(default=0)),
-                ('changed', models.PositiveIntegerField(default=0)),
-                ('unchanged', models.PositiveIntegerField(default=0)),
-                ('quarantined', models.PositiveIntegerField(default=0)),
-                ('unmatched', models.PositiveIntegerField(default=0)),
-                ('gone', models.PositiveIntegerField(default=0)),
-                ('error', models.TextField(blank=True)),
-                ('provider', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='scrape_runs', to='catalog.provider')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("started_at", models.DateTimeField()),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("running", "Running"),
+                            ("success", "Success"),
+                            ("partial", "Partial"),
+                            ("failed", "Failed"),
+                        ],
+                        default="running",
+                        max_length=8,
+                    ),
+                ),
+                ("trigger", models.CharField(default="schedule", max_length=16)),
+                ("pages", models.PositiveIntegerField(default=0)),
+                ("records_seen", models.PositiveIntegerField(default=0)),
+                ("created", models.PositiveIntegerField(default=0)),
+                ("changed", models.PositiveIntegerField(default=0)),
+                ("unchanged", models.PositiveIntegerField(default=0)),
+                ("quarantined", models.PositiveIntegerField(default=0)),
+                ("unmatched", models.PositiveIntegerField(default=0)),
+                ("gone", models.PositiveIntegerField(default=0)),
+                ("error", models.TextField(blank=True)),
+                (
+                    "provider",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="scrape_runs",
+                        to="catalog.provider",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-started_at'],
+                "ordering": ["-started_at"],
             },
         ),
         migrations.CreateModel(
-            name='QuarantinedPrice',
+            name="QuarantinedPrice",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('pricing_model', models.CharField(choices=[('on_demand', 'On demand'), ('spot', 'Spot / preemptible'), ('monthly', 'Monthly subscription'), ('yearly', 'Yearly subscription'), ('reserved_1y', 'Reserved, 1 year'), ('reserved_3y', 'Reserved, 3 years')], max_length=16)),
-                ('amount', models.DecimalField(decimal_places=6, max_digits=16)),
-                ('currency', models.CharField(max_length=3)),
-                ('unit', models.CharField(choices=[('hour', 'per hour'), ('day', 'per day'), ('month', 'per month'), ('year', 'per year')], max_length=8)),
-                ('usd_per_hour', models.DecimalField(decimal_places=6, max_digits=16)),
-                ('previous_usd_per_hour', models.DecimalField(blank=True, decimal_places=6, max_digits=16, null=True)),
-                ('reason', models.CharField(max_length=255)),
-                ('observed_at', models.DateTimeField()),
-                ('record', models.JSONField(blank=True, default=dict)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('approved', 'Approved'), ('rejected', 'Rejected')], default='pending', max_length=8)),
-                ('decided_at', models.DateTimeField(blank=True, null=True)),
-                ('decided_by', models.CharField(blank=True, max_length=150)),
-                ('instance_type', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='catalog.instancetype')),
-                ('region', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='catalog.region')),
-                ('scrape_run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='quarantine', to='catalog.scraperun')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "pricing_model",
+                    models.CharField(
+                        choices=[
+                            ("on_demand", "On demand"),
+                            ("spot", "Spot / preemptible"),
+                            ("monthly", "Monthly subscription"),
+                            ("yearly", "Yearly subscription"),
+                            ("reserved_1y", "Reserved, 1 year"),
+                            ("reserved_3y", "Reserved, 3 years"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("amount", models.DecimalField(decimal_places=6, max_digits=16)),
+                ("currency", models.CharField(max_length=3)),
+                (
+                    "unit",
+                    models.CharField(
+                        choices=[
+                            ("hour", "per hour"),
+                            ("day", "per day"),
+                            ("month", "per month"),
+                            ("year", "per year"),
+                        ],
+                        max_length=8,
+                    ),
+                ),
+                ("usd_per_hour", models.DecimalField(decimal_places=6, max_digits=16)),
+                (
+                    "previous_usd_per_hour",
+                    models.DecimalField(blank=True, decimal_places=6, max_digits=16, null=True),
+                ),
+                ("reason", models.CharField(max_length=255)),
+                ("observed_at", models.DateTimeField()),
+                ("record", models.JSONField(blank=True, default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("approved", "Approved"),
+                            ("rejected", "Rejected"),
+                        ],
+                        default="pending",
+                        max_length=8,
+                    ),
+                ),
+                ("decided_at", models.DateTimeField(blank=True, null=True)),
+                ("decided_by", models.CharField(blank=True, max_length=150)),
+                (
+                    "instance_type",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="catalog.instancetype",
+                    ),
+                ),
+                (
+                    "region",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="catalog.region",
+                    ),
+                ),
+                (
+                    "scrape_run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="quarantine",
+                        to="catalog.scraperun",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'quarantined price',
-                'ordering': ['status', '-observed_at'],
+                "verbose_name": "quarantined price",
+                "ordering": ["status", "-observed_at"],
             },
         ),
         migrations.CreateModel(
-            name='PriceHistory',
+            name="PriceHistory",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('pricing_model', models.CharField(choices=[('on_demand', 'On demand'), ('spot', 'Spot / preemptible'), ('monthly', 'Monthly subscription'), ('yearly', 'Yearly subscription'), ('reserved_1y', 'Reserved, 1 year'), ('reserved_3y', 'Reserved, 3 years')], max_length=16)),
-                ('event', models.CharField(choices=[('appeared', 'Appeared'), ('changed', 'Changed'), ('disappeared', 'Disappeared'), ('reappeared', 'Reappeared')], max_length=16)),
-                ('amount', models.DecimalField(blank=True, decimal_places=6, max_digits=16, null=True)),
-                ('previous_amount', models.DecimalField(blank=True, decimal_places=6, max_digits=16, null=True)),
-                ('currency', models.CharField(max_length=3)),
-                ('unit', models.CharField(choices=[('hour', 'per hour'), ('day', 'per day'), ('month', 'per month'), ('year', 'per year')], max_length=8)),
-                ('usd_per_hour', models.DecimalField(blank=True, decimal_places=6, max_digits=16, null=True)),
-                ('usd_per_gpu_hour', models.DecimalField(blank=True, decimal_places=6, max_digits=16, null=True)),
-                ('observed_at', models.DateTimeField()),
-                ('recorded_at', models.DateTimeField(auto_now_add=True)),
-                ('source', models.CharField(choices=[('fixture', 'Curated snapshot (fixtures)'), ('curator', 'Curator'), ('scraper', 'Scraper')], max_length=16)),
-                ('instance_type', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='price_history', to='catalog.instancetype')),
-                ('region', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='price_history', to='catalog.region')),
-                ('scrape_run', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='history', to='catalog.scraperun')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "pricing_model",
+                    models.CharField(
+                        choices=[
+                            ("on_demand", "On demand"),
+                            ("spot", "Spot / preemptible"),
+                            ("monthly", "Monthly subscription"),
+                            ("yearly", "Yearly subscription"),
+                            ("reserved_1y", "Reserved, 1 year"),
+                            ("reserved_3y", "Reserved, 3 years"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "event",
+                    models.CharField(
+                        choices=[
+                            ("appeared", "Appeared"),
+                            ("changed", "Changed"),
+                            ("disappeared", "Disappeared"),
+                            ("reappeared", "Reappeared"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "amount",
+                    models.DecimalField(blank=True, decimal_places=6, max_digits=16, null=True),
+                ),
+                (
+                    "previous_amount",
+                    models.DecimalField(blank=True, decimal_places=6, max_digits=16, null=True),
+                ),
+                ("currency", models.CharField(max_length=3)),
+                (
+                    "unit",
+                    models.CharField(
+                        choices=[
+                            ("hour", "per hour"),
+                            ("day", "per day"),
+                            ("month", "per month"),
+                            ("year", "per year"),
+                        ],
+                        max_length=8,
+                    ),
+                ),
+                (
+                    "usd_per_hour",
+                    models.DecimalField(blank=True, decimal_places=6, max_digits=16, null=True),
+                ),
+                (
+                    "usd_per_gpu_hour",
+                    models.DecimalField(blank=True, decimal_places=6, max_digits=16, null=True),
+                ),
+                ("observed_at", models.DateTimeField()),
+                ("recorded_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[
+                            ("fixture", "Curated snapshot (fixtures)"),
+                            ("curator", "Curator"),
+                            ("scraper", "Scraper"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "instance_type",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="price_history",
+                        to="catalog.instancetype",
+                    ),
+                ),
+                (
+                    "region",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="price_history",
+                        to="catalog.region",
+                    ),
+                ),
+                (
+                    "scrape_run",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="history",
+                        to="catalog.scraperun",
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'price history',
-                'ordering': ['-recorded_at', '-id'],
+                "verbose_name_plural": "price history",
+                "ordering": ["-recorded_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Price',
+            name="Price",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('pricing_model', models.CharField(choices=[('on_demand', 'On demand'), ('spot', 'Spot / preemptible'), ('monthly', 'Monthly subscription'), ('yearly', 'Yearly subscription'), ('reserved_1y', 'Reserved, 1 year'), ('reserved_3y', 'Reserved, 3 years')], max_length=16)),
-                ('amount', models.DecimalField(decimal_places=6, max_digits=16)),
-                ('currency', models.CharField(max_length=3)),
-                ('unit', models.CharField(choices=[('hour', 'per hour'), ('day', 'per day'), ('month', 'per month'), ('year', 'per year')], max_length=8)),
-                ('usd_per_hour', models.DecimalField(decimal_places=6, max_digits=16)),
-                ('usd_per_gpu_hour', models.DecimalField(decimal_places=6, max_digits=16)),
-                ('observed_at', models.DateTimeField(help_text='When the figure was published or read.')),
-                ('source', models.CharField(choices=[('fixture', 'Curated snapshot (fixtures)'), ('curator', 'Curator'), ('scraper', 'Scraper')], max_length=16)),
-                ('source_url', models.URLField(blank=True, max_length=500)),
-                ('source_note', models.CharField(blank=True, max_length=500)),
-                ('locked', models.BooleanField(default=False, help_text='Locked by a curator: scrapers never overwrite it.')),
-                ('locked_note', models.CharField(blank=True, max_length=255)),
-                ('gone_at', models.DateTimeField(blank=True, help_text='Set when the provider stopped listing it; never deleted.', null=True)),
-                ('missed_runs', models.PositiveIntegerField(default=0)),
-                ('extra', models.JSONField(blank=True, default=dict, help_text="Source details, e.g. a marketplace's min/median and offer count.")),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('instance_type', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='prices', to='catalog.instancetype')),
-                ('region', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='prices', to='catalog.region')),
-                ('scrape_run', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='prices', to='catalog.scraperun')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "pricing_model",
+                    models.CharField(
+                        choices=[
+                            ("on_demand", "On demand"),
+                            ("spot", "Spot / preemptible"),
+                            ("monthly", "Monthly subscription"),
+                            ("yearly", "Yearly subscription"),
+                            ("reserved_1y", "Reserved, 1 year"),
+                            ("reserved_3y", "Reserved, 3 years"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("amount", models.DecimalField(decimal_places=6, max_digits=16)),
+                ("currency", models.CharField(max_length=3)),
+                (
+                    "unit",
+                    models.CharField(
+                        choices=[
+                            ("hour", "per hour"),
+                            ("day", "per day"),
+                            ("month", "per month"),
+                            ("year", "per year"),
+                        ],
+                        max_length=8,
+                    ),
+                ),
+                ("usd_per_hour", models.DecimalField(decimal_places=6, max_digits=16)),
+                ("usd_per_gpu_hour", models.DecimalField(decimal_places=6, max_digits=16)),
+                (
+                    "observed_at",
+                    models.DateTimeField(help_text="When the figure was published or read."),
+                ),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[
+                            ("fixture", "Curated snapshot (fixtures)"),
+                            ("curator", "Curator"),
+                            ("scraper", "Scraper"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("source_url", models.URLField(blank=True, max_length=500)),
+                ("source_note", models.CharField(blank=True, max_length=500)),
+                (
+                    "locked",
+                    models.BooleanField(
+                        default=False, help_text="Locked by a curator: scrapers never overwrite it."
+                    ),
+                ),
+                ("locked_note", models.CharField(blank=True, max_length=255)),
+                (
+                    "gone_at",
+                    models.DateTimeField(
+                        blank=True,
+                        help_text="Set when the provider stopped listing it; never deleted.",
+                        null=True,
+                    ),
+                ),
+                ("missed_runs", models.PositiveIntegerField(default=0)),
+                (
+                    "extra",
+                    models.JSONField(
+                        blank=True,
+                        default=dict,
+                        help_text="Source details, e.g. a marketplace's min/median and offer count.",
+                    ),
+                ),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "instance_type",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="prices",
+                        to="catalog.instancetype",
+                    ),
+                ),
+                (
+                    "region",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="prices",
+                        to="catalog.region",
+                    ),
+                ),
+                (
+                    "scrape_run",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="prices",
+                        to="catalog.scraperun",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['usd_per_gpu_hour'],
+                "ordering": ["usd_per_gpu_hour"],
             },
         ),
         migrations.CreateModel(
-            name='UnmatchedGPUName',
+            name="UnmatchedGPUName",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=128)),
-                ('normalised', models.CharField(max_length=128)),
-                ('first_seen_at', models.DateTimeField(auto_now_add=True)),
-                ('last_seen_at', models.DateTimeField(auto_now=True)),
-                ('times_seen', models.PositiveIntegerField(default=1)),
-                ('example', models.JSONField(blank=True, default=dict)),
-                ('mapped_to', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='catalog.gpu')),
-                ('provider', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='unmatched_gpus', to='catalog.provider')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=128)),
+                ("normalised", models.CharField(max_length=128)),
+                ("first_seen_at", models.DateTimeField(auto_now_add=True)),
+                ("last_seen_at", models.DateTimeField(auto_now=True)),
+                ("times_seen", models.PositiveIntegerField(default=1)),
+                ("example", models.JSONField(blank=True, default=dict)),
+                (
+                    "mapped_to",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="catalog.gpu",
+                    ),
+                ),
+                (
+                    "provider",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="unmatched_gpus",
+                        to="catalog.provider",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'unmatched GPU name',
-                'ordering': ['mapped_to', '-times_seen'],
+                "verbose_name": "unmatched GPU name",
+                "ordering": ["mapped_to", "-times_seen"],
             },
         ),
         migrations.AddConstraint(
-            model_name='gpu',
-            constraint=models.CheckConstraint(condition=models.Q(('memory_gib__gt', 0)), name='gpu_memory_positive'),
+            model_name="gpu",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("memory_gib__gt", 0)), name="gpu_memory_positive"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='gpu',
-            constraint=models.CheckConstraint(condition=models.Q(('memory_bandwidth_gb_s__gt', 0)), name='gpu_bandwidth_positive'),
+            model_name="gpu",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("memory_bandwidth_gb_s__gt", 0)), name="gpu_bandwidth_positive"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='gpu',
-            constraint=models.CheckConstraint(condition=models.Q(('bf16_tflops__isnull', True), ('bf16_tflops__gt', 0), _connector='OR'), name='gpu_bf16_positive'),
+            model_name="gpu",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("bf16_tflops__isnull", True), ("bf16_tflops__gt", 0), _connector="OR"
+                ),
+                name="gpu_bf16_positive",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='gpu',
-            constraint=models.CheckConstraint(condition=models.Q(('fp16_tflops__isnull', True), ('fp16_tflops__gt', 0), _connector='OR'), name='gpu_fp16_positive'),
+            model_name="gpu",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("fp16_tflops__isnull", True), ("fp16_tflops__gt", 0), _connector="OR"
+                ),
+                name="gpu_fp16_positive",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='gpu',
-            constraint=models.CheckConstraint(condition=models.Q(('fp8_tflops__isnull', True), ('fp8_tflops__gt', 0), _connector='OR'), name='gpu_fp8_positive'),
+            model_name="gpu",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("fp8_tflops__isnull", True), ("fp8_tflops__gt", 0), _connector="OR"
+                ),
+                name="gpu_fp8_positive",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='instancetype',
-            constraint=models.UniqueConstraint(fields=('provider', 'name'), name='instance_type_natural_key'),
+            model_name="instancetype",
+            constraint=models.UniqueConstraint(
+                fields=("provider", "name"), name="instance_type_natural_key"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='instancetype',
-            constraint=models.CheckConstraint(condition=models.Q(('gpu_count__gt', 0)), name='instance_gpu_count_positive'),
+            model_name="instancetype",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("gpu_count__gt", 0)), name="instance_gpu_count_positive"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='instancetype',
-            constraint=models.CheckConstraint(condition=models.Q(('vcpus__gt', 0)), name='instance_vcpus_positive'),
+            model_name="instancetype",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("vcpus__gt", 0)), name="instance_vcpus_positive"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='instancetype',
-            constraint=models.CheckConstraint(condition=models.Q(('ram_gib__gt', 0)), name='instance_ram_positive'),
+            model_name="instancetype",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("ram_gib__gt", 0)), name="instance_ram_positive"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='instancetype',
-            constraint=models.CheckConstraint(condition=models.Q(('local_disk_gb__gte', 0)), name='instance_disk_nonneg'),
+            model_name="instancetype",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("local_disk_gb__gte", 0)), name="instance_disk_nonneg"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='region',
-            constraint=models.UniqueConstraint(fields=('provider', 'code'), name='region_natural_key'),
+            model_name="region",
+            constraint=models.UniqueConstraint(
+                fields=("provider", "code"), name="region_natural_key"
+            ),
         ),
         migrations.AddIndex(
-            model_name='scraperun',
-            index=models.Index(fields=['provider', '-started_at'], name='catalog_scr_provide_376dd4_idx'),
+            model_name="scraperun",
+            index=models.Index(
+                fields=["provider", "-started_at"], name="catalog_scr_provide_376dd4_idx"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='scraperun',
-            constraint=models.UniqueConstraint(condition=models.Q(('status', 'running')), fields=('provider',), name='one_running_scrape_per_provider'),
+            model_name="scraperun",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("status", "running")),
+                fields=("provider",),
+                name="one_running_scrape_per_provider",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='quarantinedprice',
-            constraint=models.CheckConstraint(condition=models.Q(('amount__gte', 0)), name='quarantine_amount_nonneg'),
+            model_name="quarantinedprice",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("amount__gte", 0)), name="quarantine_amount_nonneg"
+            ),
         ),
         migrations.AddIndex(
-            model_name='pricehistory',
-            index=models.Index(fields=['instance_type', 'region', 'pricing_model', 'observed_at'], name='catalog_pri_instanc_274a9f_idx'),
+            model_name="pricehistory",
+            index=models.Index(
+                fields=["instance_type", "region", "pricing_model", "observed_at"],
+                name="catalog_pri_instanc_274a9f_idx",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='pricehistory',
-            constraint=models.CheckConstraint(condition=models.Q(('amount__isnull', True), ('amount__gte', 0), _connector='OR'), name='history_amount_nonneg'),
+            model_name="pricehistory",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("amount__isnull", True), ("amount__gte", 0), _connector="OR"),
+                name="history_amount_nonneg",
+            ),
         ),
         migrations.AddIndex(
-            model_name='price',
-            index=models.Index(fields=['pricing_model', 'usd_per_gpu_hour'], name='catalog_pri_pricing_45c556_idx'),
+            model_name="price",
+            index=models.Index(
+                fields=["pricing_model", "usd_per_gpu_hour"], name="catalog_pri_pricing_45c556_idx"
+            ),
         ),
         migrations.AddIndex(
-            model_name='price',
-            index=models.Index(fields=['observed_at'], name='catalog_pri_observe_aaed30_idx'),
+            model_name="price",
+            index=models.Index(fields=["observed_at"], name="catalog_pri_observe_aaed30_idx"),
         ),
         migrations.AddConstraint(
-            model_name='price',
-            constraint=models.UniqueConstraint(fields=('instance_type', 'region', 'pricing_model'), name='price_natural_key'),
+            model_name="price",
+            constraint=models.UniqueConstraint(
+                fields=("instance_type", "region", "pricing_model"), name="price_natural_key"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='price',
-            constraint=models.CheckConstraint(condition=models.Q(('amount__gte', 0)), name='price_amount_nonneg'),
+            model_name="price",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("amount__gte", 0)), name="price_amount_nonneg"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='price',
-            constraint=models.CheckConstraint(condition=models.Q(('usd_per_hour__gte', 0)), name='price_usd_nonneg'),
+            model_name="price",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("usd_per_hour__gte", 0)), name="price_usd_nonneg"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='price',
-            constraint=models.CheckConstraint(condition=models.Q(('usd_per_gpu_hour__gte', 0)), name='price_usd_gpu_nonneg'),
+            model_name="price",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("usd_per_gpu_hour__gte", 0)), name="price_usd_gpu_nonneg"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='unmatchedgpuname',
-            constraint=models.UniqueConstraint(fields=('provider', 'normalised'), name='unmatched_natural_key'),
+            model_name="unmatchedgpuname",
+            constraint=models.UniqueConstraint(
+                fields=("provider", "normalised"), name="unmatched_natural_key"
+            ),
         ),
     ]

@@ -187,6 +187,12 @@ LOGGING = {
 # Base URL per scraper key, to point a source at staging or a loopback test server:
 # SCRAPER_BASE_URLS="aws=http://127.0.0.1:9000/aws,azure=http://127.0.0.1:9000/azure"
 SCRAPER_BASE_URLS = env.dict("SCRAPER_BASE_URLS", default={})
+# Regions fetched per source, where a source is fetched region by region (default: the scraper's
+# own list): SCRAPER_REGIONS="aws=us-east-1;us-west-2,azure=eastus"
+SCRAPER_REGIONS = {
+    key: [code for code in value.split(";") if code]
+    for key, value in env.dict("SCRAPER_REGIONS", default={}).items()
+}
 SCRAPER_TIMEOUT_S = env.float("SCRAPER_TIMEOUT_S", default=30.0)
 SCRAPER_RETRIES = env.int("SCRAPER_RETRIES", default=3)
 SCRAPER_BACKOFF_S = env.float("SCRAPER_BACKOFF_S", default=1.0)

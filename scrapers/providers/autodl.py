@@ -23,7 +23,6 @@ from ..base import HttpClient, Page, ParseError, PriceRecord, Scraper, register
 LIST_PATH = "/api/v1/user/machine/list"
 PAGE_SIZE = 100
 MAX_PAGES = 200
-MARKET_REGION = "market"
 MILLI = Decimal(1000)
 # One GPU-hour below 0.05 CNY or above 200 CNY is not a price AutoDL charges: units went wrong.
 PLAUSIBLE_YUAN = (Decimal("0.05"), Decimal(200))
@@ -168,13 +167,7 @@ class AutoDLScraper(Scraper):
             self._record(gpu_name, region, entries)
             for (gpu_name, region), entries in sorted(by_region.items())
         ]
-        by_gpu: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for (gpu_name, _), entries in by_region.items():
-            by_gpu[gpu_name].extend(entries)
-        records += [
-            self._record(gpu_name, MARKET_REGION, entries)
-            for gpu_name, entries in sorted(by_gpu.items())
-        ]
+        # No platform-wide record: the catalog prices regions, and each region has its own.
         return records
 
     @staticmethod
@@ -226,10 +219,7 @@ class AutoDLScraper(Scraper):
             "gpus_idle": sum(entry["idle"] for entry in entries),
             "price_unit_source": "payg_price / 1000",
         }
-        if region == MARKET_REGION:
-            extra["regions"] = sorted({entry["region"] for entry in entries})
-        else:
-            extra["region_name"] = entries[0]["region_name"]
+        extra["region_name"] = entries[0]["region_name"]
         return PriceRecord(
             instance_type=gpu_name,
             gpu_name=gpu_name,

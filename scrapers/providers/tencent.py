@@ -37,8 +37,9 @@ API_ACTION = "DescribeZoneInstanceConfigInfos"
 CONTENT_TYPE_JSON = "application/json; charset=utf-8"
 API_REQUIRED = ("InstanceType", "Zone", "InstanceChargeType", "Status", "Price", "Cpu", "Memory")
 
-# The doc gives one mainland list price with no region; the fixtures file it under this pseudo-region.
-MAINLAND_LIST_REGION = "mainland-list"
+# The doc gives one mainland list price with no region; like the fixtures, file it under
+# Guangzhou, the region the International doc names for its own (USD) figures.
+MAINLAND_LIST_REGION = "ap-guangzhou"
 # The International doc says its prices are those of Guangzhou Zone 3.
 INTL_DOC_REGION = "ap-guangzhou"
 

@@ -108,3 +108,35 @@ class LoopbackServer:
     def __exit__(self, *exc: object) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+# Sources fetched region by region have recorded pages for these regions only.
+RECORDED_REGIONS = {
+    "aws": ["us-east-1", "us-west-2", "eu-north-1"],
+    "azure": ["eastus", "southcentralus", "eastus2euap"],
+    "huawei": ["cn-north-4", "ap-southeast-1", "cn-east-3"],
+}
+
+
+def point_settings_at(server: LoopbackServer, settings) -> None:
+    """Point every scraper of a pytest-django ``settings`` at the loopback server."""
+    settings.SCRAPER_BASE_URLS = {key: server.base_url(key) for key in load_routes()}
+    settings.SCRAPER_REGIONS = dict(RECORDED_REGIONS)
+    settings.SCRAPER_RETRIES = 0
+    # GCP prices whole machines only from the Billing Catalog, which needs a key (any, on loopback).
+    settings.SCRAPER_CREDENTIALS = {
+        **settings.SCRAPER_CREDENTIALS,
+        "gcp_api_key": "loopback-test-key",
+    }
+
+
+def worker_environment(server: LoopbackServer) -> dict[str, str]:
+    """The same, as environment variables for a worker process."""
+    return {
+        "SCRAPER_BASE_URLS": ",".join(f"{key}={server.base_url(key)}" for key in load_routes()),
+        "SCRAPER_REGIONS": ",".join(
+            f"{key}={';'.join(codes)}" for key, codes in RECORDED_REGIONS.items()
+        ),
+        "SCRAPER_RETRIES": "0",
+        "GCP_BILLING_API_KEY": "loopback-test-key",
+    }

@@ -53,13 +53,6 @@ def test_region_record_is_the_median_of_its_machines():
     assert (west.extra["gpus_total"], west.extra["gpus_idle"]) == (24, 9)
 
 
-def test_market_record_spans_every_region():
-    market = by_key(AutoDLScraper().parse(page("machine-list.json")))[("RTX 4090", "market")]
-    assert market.amount == Decimal("1.88")
-    assert market.extra["regions"] == ["foshanDC1", "westDC2"]
-    assert market.extra["machines"] == 4
-
-
 def test_market_names_map_to_catalog_region_codes():
     records = by_key(AutoDLScraper().parse(page("machine-list.json")))
     assert ("A800-80GB", "neimengDC1") in records
@@ -77,14 +70,16 @@ def test_traps_sold_out_offline_unknown_region_and_new_gpu():
     )  # the 0-priced one is left out
     assert ("RTX 3080 Ti", "nanjing-A") in records  # unknown region kept for ingest to report
     assert records[("vGPU-32GB", "westDC2")].amount == Decimal("1.58")
-    assert len(records) == 19  # 10 GPU x region + 9 GPU market records
+    assert len(records) == 10  # one record per GPU and region; no platform-wide pseudo-region
 
 
 def test_fixture_list_prices_come_out_unchanged():
     records = by_key(AutoDLScraper().parse(page("machine-list.json")))
     expected = {"RTX 3090": "1.32", "RTX 4090": "1.88", "A800-80GB": "5.59", "RTX 5090": "2.78"}
     for name, amount in expected.items():
-        assert records[(name, "market")].amount == Decimal(amount)
+        assert any(r.amount == Decimal(amount) for (gpu, _), r in records.items() if gpu == name), (
+            name
+        )
 
 
 def test_empty_market_is_not_an_error():
@@ -131,7 +126,7 @@ def test_fetch_over_loopback():
         with HttpClient(retries=0, timeout_s=5) as client:
             pages = list(scraper.fetch(client))
     assert len(pages) == 1
-    assert len(parse_all(scraper, pages)) == 19
+    assert len(parse_all(scraper, pages)) == 10
 
 
 def test_fetch_follows_pages_and_merges_them():

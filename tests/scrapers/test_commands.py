@@ -12,7 +12,7 @@ from django.core.management import call_command
 
 from catalog.models import Price, ScrapeRun
 from scrapers.registry import scraper_keys
-from tests.scrapers.loopback import PAGES, LoopbackServer
+from tests.scrapers.loopback import PAGES, LoopbackServer, point_settings_at
 
 ROOT = Path(__file__).resolve().parents[2]
 PRICE_SOURCES = [
@@ -81,8 +81,7 @@ def test_parse_page_fails_in_one_line_on_garbage(tmp_path):
 @pytest.mark.django_db
 def test_refresh_prices_command_over_loopback(settings):
     with LoopbackServer() as server:
-        settings.SCRAPER_BASE_URLS = {key: server.base_url(key) for key in scraper_keys()}
-        settings.SCRAPER_RETRIES = 0
+        point_settings_at(server, settings)
         call_command("refresh_prices", "--provider", "runpod")
     run = ScrapeRun.objects.get(provider__slug="runpod")
     assert run.status in ("success", "partial") and run.records_seen > 0
@@ -100,8 +99,7 @@ def test_refresh_api_needs_a_permitted_token(api_client, django_user_model, sett
     assert api_client.post("/api/refresh/runpod/").status_code == 403
     user.user_permissions.add(Permission.objects.get(codename="add_scraperun"))
     with LoopbackServer() as server:
-        settings.SCRAPER_BASE_URLS = {key: server.base_url(key) for key in scraper_keys()}
-        settings.SCRAPER_RETRIES = 0
+        point_settings_at(server, settings)
         response = api_client.post("/api/refresh/runpod/")
     assert response.status_code == 202 and response.json()["provider"] == "runpod"
     assert api_client.post("/api/refresh/no-such-cloud/").status_code == 404
@@ -111,8 +109,7 @@ def test_refresh_api_needs_a_permitted_token(api_client, django_user_model, sett
 @pytest.mark.django_db
 def test_providers_endpoint_shows_last_run(api_client, settings):
     with LoopbackServer() as server:
-        settings.SCRAPER_BASE_URLS = {key: server.base_url(key) for key in scraper_keys()}
-        settings.SCRAPER_RETRIES = 0
+        point_settings_at(server, settings)
         call_command("refresh_prices", "--provider", "lambda")
     body = api_client.get("/api/providers/lambda/").json()
     assert body["last_run_status"] in ("success", "partial") and body["last_run_at"]

@@ -29,7 +29,7 @@ def by_key(records):
 def test_cn_doc_gives_mainland_list_prices_for_every_row_and_model():
     records = TencentScraper().parse(page("price-overview-cn.html", kind="doc", site="cn"))
     assert len(records) == 60  # 30 instance types x (monthly, pay-as-you-go)
-    assert {r.region for r in records} == {"mainland-list"}
+    assert {r.region for r in records} == {"ap-guangzhou"}
     assert {r.currency for r in records} == {"CNY"}
     gt4 = by_key(records)[("GT4.4XLARGE96", "on_demand")]
     assert gt4.amount == Decimal("28.64")
@@ -224,7 +224,7 @@ def test_fetch_with_keys_signs_api_calls_per_region_and_skips_the_intl_doc():
             pages = list(scraper.fetch(client))
     assert [p.meta.get("region") for p in pages] == [None, "ap-guangzhou", "eu-frankfurt"]
     records = parse_all(scraper, pages)
-    api = [r for r in records if r.region == "ap-guangzhou"]
+    api = [r for r in records if r.region == "ap-guangzhou" and "zones" in r.extra]
     assert len(api) == 7
     assert {r.currency for r in records} == {"CNY"}  # no USD doc page when the API is used
 
