@@ -88,8 +88,19 @@ def test_refresh_prices_command_over_loopback(settings):
     assert Price.objects.filter(instance_type__provider__slug="runpod", source="scraper").exists()
 
 
+@pytest.fixture
+def eager_celery():
+    """Run queued tasks in-process, whatever broker the settings name (CI's second pass has Redis)."""
+    from config.celery_app import app
+
+    before = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = before
+
+
 @pytest.mark.django_db
-def test_refresh_api_needs_a_permitted_token(api_client, django_user_model, settings):
+def test_refresh_api_needs_a_permitted_token(api_client, django_user_model, settings, eager_celery):
     from django.contrib.auth.models import Permission
     from rest_framework.authtoken.models import Token
 
