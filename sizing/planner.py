@@ -33,7 +33,9 @@ MIN_VCPUS_PER_GPU = 4.0
 TERM_HOURS = {"monthly": 730.0, "yearly": 8760.0, "reserved_1y": 8760.0, "reserved_3y": 26280.0}
 MIN_TERM_USE = 0.5
 NODE_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128)
-DEFAULT_MAX_GPUS = 1024
+# Without max_gpus, plans stop at 16 nodes of 8: larger on-demand clusters are rarely rentable
+# without a reservation, and "fastest" would otherwise always answer "the most GPUs allowed".
+DEFAULT_MAX_GPUS = 128
 # Spot capacity is reclaimed without notice beyond a short warning (AWS: 2 minutes); a job that
 # saves every 30 minutes loses at most half an hour of work per interruption.
 SPOT_CHECKPOINT_MINUTES = 30
@@ -120,6 +122,7 @@ class Plan:
     host_check: dict[str, Any]
     reasons: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    other_regions: list[str] = field(default_factory=list)
     rank: int = 0
 
     def sort_key(self, objective: str) -> tuple:
@@ -364,11 +367,17 @@ def plan(
                 if last_failure[0] == "does_not_fit_memory" and not constraints.allow_multi_node:
                     last_failure = ("needs_multi_node", last_failure[1])
                 rejected.add(*last_failure)
-    plans = sorted(best.values(), key=lambda p: p.sort_key(objective))
+    plans = _collapse_regions(sorted(best.values(), key=lambda p: p.sort_key(objective)))
     _annotate_alternatives(plans)
     for rank, item in enumerate(plans[:limit], start=1):
         item.rank = rank
     advice = _advice(workload, plans, rejected, constraints)
+    if constraints.max_gpus is None and (
+        rejected.count("over_max_gpus") or any(p.gpu_count >= DEFAULT_MAX_GPUS for p in plans[:limit])
+    ):
+        advice.append(
+            f"Plans were capped at {DEFAULT_MAX_GPUS} GPUs; set max_gpus to weigh larger clusters."
+        )
     return PlanResult(plans=plans[:limit], rejected=rejected, advice=advice, considered=considered)
 
 
@@ -496,6 +505,20 @@ def _make_plan(
         reasons=reasons,
         warnings=warnings,
     )
+
+
+def _collapse_regions(plans: list[Plan]) -> list[Plan]:
+    """One plan per machine and price: the same offer at the same price in several regions is
+    listed once, with the other regions named."""
+    kept: dict[tuple, Plan] = {}
+    for p in plans:
+        key = (p.offer.provider, p.offer.instance_type, p.offer.pricing_model, p.nodes, round(p.usd_per_hour, 6))
+        first = kept.get(key)
+        if first is None:
+            kept[key] = p
+        else:
+            first.other_regions.append(p.offer.region)
+    return list(kept.values())
 
 
 def _annotate_alternatives(plans: list[Plan]) -> None:

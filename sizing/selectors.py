@@ -140,6 +140,7 @@ def plan_dict(p: Plan) -> dict[str, Any]:
         "rank": p.rank,
         "provider": offer.provider,
         "region": offer.region,
+        "other_regions": p.other_regions,
         "instance_type": offer.instance_type,
         "gpu": offer.gpu.slug,
         "gpu_count": p.gpu_count,

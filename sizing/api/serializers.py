@@ -154,6 +154,9 @@ class RecommendationSerializer(serializers.Serializer):
     rank = serializers.IntegerField()
     provider = serializers.CharField()
     region = serializers.CharField()
+    other_regions = serializers.ListField(
+        child=serializers.CharField(), help_text="Regions where the same offer has the same price."
+    )
     instance_type = serializers.CharField()
     gpu = serializers.CharField()
     gpu_count = serializers.FloatField()
