@@ -10,4 +10,5 @@ urlpatterns = [
     path("api/", include("sizing.api.urls")),
     path("api/", include("scrapers.api.urls")),
     path("api/", include("catalog.api.urls")),
+    path("", include("web.urls")),
 ]

@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "catalog",
     "sizing",
     "scrapers",
+    "web",
 ]
 
 MIDDLEWARE = [
