@@ -1,0 +1,1 @@
+"""Stand-alone clients of the GPU Atlas API (standard library only)."""
