@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint format check lock clean
+.PHONY: run test install lint format check lock clean schema
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,10 @@ format: install
 check: install
 	$(BIN)/python manage.py check
 	$(BIN)/python manage.py makemigrations --check --dry-run
+
+# Regenerate the committed OpenAPI contract (only ever add to it: tests/test_contract.py).
+schema: install
+	$(BIN)/python manage.py spectacular --format openapi-json --file docs/openapi.json
 
 # Re-pin requirements*.txt from requirements*.in in a scratch venv.
 lock:

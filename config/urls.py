@@ -10,5 +10,6 @@ urlpatterns = [
     path("api/", include("sizing.api.urls")),
     path("api/", include("scrapers.api.urls")),
     path("api/", include("catalog.api.urls")),
+    path("", include("ops.urls")),
     path("", include("web.urls")),
 ]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from rest_framework import viewsets
+from rest_framework.settings import api_settings
 
 from .. import selectors
 from ..filtersets import (
@@ -17,9 +19,35 @@ from ..filtersets import (
 )
 from ..models import InstanceType, Interconnect, PriceHistory, Region, ScrapeRun
 from . import serializers
+from .renderers import CSVRenderer
+
+CSV_RENDERERS = [*api_settings.DEFAULT_RENDERER_CLASSES, CSVRenderer]
 
 
-class GPUViewSet(viewsets.ReadOnlyModelViewSet):
+class CSVExportMixin:
+    """Tables that download as CSV: the whole filtered set (up to CSV_MAX_ROWS), not one page."""
+
+    renderer_classes = CSV_RENDERERS
+
+    def paginate_queryset(self, queryset):
+        if (
+            getattr(self.request, "accepted_renderer", None)
+            and self.request.accepted_renderer.format == "csv"
+        ):
+            return None
+        return super().paginate_queryset(queryset)
+
+    def filter_queryset(self, queryset):
+        queryset = super().filter_queryset(queryset)
+        if (
+            getattr(self.request, "accepted_renderer", None)
+            and self.request.accepted_renderer.format == "csv"
+        ):
+            return queryset[: settings.CSV_MAX_ROWS]
+        return queryset
+
+
+class GPUViewSet(CSVExportMixin, viewsets.ReadOnlyModelViewSet):
     """GPUs with dense datasheet figures and the names providers use for them."""
 
     queryset = selectors.gpu_list()
@@ -73,7 +101,7 @@ class RegionViewSet(viewsets.ReadOnlyModelViewSet):
     ordering = ["provider__slug", "code"]
 
 
-class InstanceTypeViewSet(viewsets.ReadOnlyModelViewSet):
+class InstanceTypeViewSet(CSVExportMixin, viewsets.ReadOnlyModelViewSet):
     """Instance types: GPUs, host resources, interconnects."""
 
     queryset = InstanceType.objects.with_related()
@@ -83,7 +111,7 @@ class InstanceTypeViewSet(viewsets.ReadOnlyModelViewSet):
     ordering = ["provider__slug", "name"]
 
 
-class PriceViewSet(viewsets.ReadOnlyModelViewSet):
+class PriceViewSet(CSVExportMixin, viewsets.ReadOnlyModelViewSet):
     """Current prices, normalised to USD per hour and per GPU-hour, with their freshness."""
 
     queryset = selectors.price_list()
@@ -94,7 +122,7 @@ class PriceViewSet(viewsets.ReadOnlyModelViewSet):
     ordering = ["usd_per_gpu_hour", "id"]
 
 
-class PriceHistoryViewSet(viewsets.ReadOnlyModelViewSet):
+class PriceHistoryViewSet(CSVExportMixin, viewsets.ReadOnlyModelViewSet):
     """Every appearance, change and disappearance of a price, newest first."""
 
     queryset = PriceHistory.objects.select_related("instance_type__provider", "region")

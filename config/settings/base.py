@@ -38,11 +38,17 @@ INSTALLED_APPS = [
     "sizing",
     "scrapers",
     "web",
+    "ops",
 ]
 
 MIDDLEWARE = [
+    "ops.middleware.RequestIdMiddleware",
+    "ops.middleware.MetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.middleware.gzip.GZipMiddleware",
+    "django.middleware.http.ConditionalGetMiddleware",
+    "ops.middleware.ApiCacheControlMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -174,15 +180,31 @@ CATALOG_FIXTURES_DIR = env.path("CATALOG_FIXTURES_DIR", default=BASE_DIR / "fixt
 # A price not refreshed for this long is flagged stale in every answer.
 PRICE_STALE_AFTER_DAYS = env.int("PRICE_STALE_AFTER_DAYS", default=30)
 API_MAX_PAGE_SIZE = 1000
+CSV_MAX_ROWS = env.int("CSV_MAX_ROWS", default=100_000)
 
+# Logs: plain text by default, JSON lines (LOG_FORMAT=json, the production default) for machines;
+# every line carries the request id (X-Request-ID, echoed on the response).
+LOG_FORMAT = env("LOG_FORMAT", default="plain")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"request_id": {"()": "ops.logging.RequestIdFilter"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        "json": {"()": "ops.logging.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "filters": ["request_id"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {"django.db.backends": {"level": "WARNING"}, "httpx": {"level": "WARNING"}},
 }
+# /metrics is open unless a token is set (then: Authorization: Bearer <token>).
+METRICS_TOKEN = env("METRICS_TOKEN", default="")
 
 # --- Scrapers -------------------------------------------------------------------------------
 # Base URL per scraper key, to point a source at staging or a loopback test server:

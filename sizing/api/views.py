@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from catalog.api.views import CSV_RENDERERS
 from catalog.models import GPU
 
 from .. import selectors
@@ -87,6 +88,7 @@ class RecommendView(APIView):
     """Ranked instances for a workload over the live catalog, with reasons, warnings and advice."""
 
     allow_anonymous_post = True
+    renderer_classes = CSV_RENDERERS
 
     @extend_schema(
         request=serializers.RecommendInputSerializer,

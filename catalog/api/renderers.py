@@ -1,0 +1,63 @@
+"""CSV for tables people open in a spreadsheet: ``?format=csv`` or ``Accept: text/csv``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from rest_framework.renderers import BaseRenderer
+
+
+def _flatten(row: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested objects become dotted columns; lists become ``a; b`` (numbers stay numbers)."""
+    flat: dict[str, Any] = {}
+    for key, value in row.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{name}."))
+        elif isinstance(value, list):
+            flat[name] = "; ".join(
+                json.dumps(v, ensure_ascii=False) if isinstance(v, dict | list) else str(v)
+                for v in value
+            )
+        else:
+            flat[name] = "" if value is None else value
+    return flat
+
+
+class CSVRenderer(BaseRenderer):
+    """Renders a list (or a page's ``results``, or a recommend answer's ``recommendations``)."""
+
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+    # Keys under which an answer carries its table.
+    table_keys = ("results", "recommendations", "rows")
+
+    def render(
+        self,
+        data: Any,
+        accepted_media_type: str | None = None,
+        renderer_context: dict | None = None,
+    ) -> bytes:
+        if (
+            isinstance(data, dict)
+            and "errors" in data
+            or isinstance(data, dict)
+            and "detail" in data
+        ):
+            rows = [_flatten(data)]
+        else:
+            if isinstance(data, dict):
+                data = next((data[k] for k in self.table_keys if k in data), [data])
+            rows = [_flatten(item) for item in data or []]
+        columns: list[str] = []
+        for row in rows:
+            columns.extend(c for c in row if c not in columns)
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+        return buffer.getvalue().encode(self.charset)

@@ -1,0 +1,40 @@
+"""Structured logs: one JSON object per line, with the request id of the request being served."""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import UTC, datetime
+
+from .context import request_id
+
+_STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
+
+
+class RequestIdFilter(logging.Filter):
+    """Adds ``request_id`` to every record (``-`` outside a request)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.request_id = request_id.get()
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    """``{"ts", "level", "logger", "message", "request_id", ...extra, "exc"}`` on one line."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        payload = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+            "request_id": getattr(record, "request_id", "-"),
+        }
+        for key, value in vars(record).items():
+            if key not in _STANDARD and key not in payload and not key.startswith("_"):
+                payload[key] = (
+                    value if isinstance(value, str | int | float | bool | None) else str(value)
+                )
+        if record.exc_info:
+            payload["exc"] = self.formatException(record.exc_info)
+        return json.dumps(payload, ensure_ascii=False)

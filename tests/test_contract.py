@@ -1,0 +1,143 @@
+"""The API contract: the OpenAPI schema only grows, CSV exports round-trip, reads revalidate."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+from pathlib import Path
+
+import pytest
+from drf_spectacular.generators import SchemaGenerator
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMITTED = ROOT / "docs" / "openapi.json"
+
+
+def _current_schema() -> dict:
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    return json.loads(json.dumps(schema, default=str))
+
+
+def _properties(schema: dict, name: str) -> dict:
+    return schema.get("components", {}).get("schemas", {}).get(name, {}).get("properties", {})
+
+
+def test_schema_carries_a_version():
+    assert _current_schema()["info"]["version"]
+
+
+def test_no_path_field_or_parameter_was_removed_or_renamed():
+    """Adding is fine; removing or renaming a path, method, parameter or response field breaks
+    other teams' tools. Regenerate docs/openapi.json (make schema) only for additions."""
+    old, new = json.loads(COMMITTED.read_text()), _current_schema()
+    problems = []
+    for path, methods in old["paths"].items():
+        if path not in new["paths"]:
+            problems.append(f"path removed: {path}")
+            continue
+        for method, operation in methods.items():
+            if method not in new["paths"][path]:
+                problems.append(f"method removed: {method.upper()} {path}")
+                continue
+            kept = {p["name"] for p in new["paths"][path][method].get("parameters", [])}
+            for parameter in operation.get("parameters", []):
+                if parameter["name"] not in kept:
+                    problems.append(
+                        f"parameter removed: {method.upper()} {path} {parameter['name']}"
+                    )
+    for name, component in old.get("components", {}).get("schemas", {}).items():
+        now = _properties(new, name)
+        if name not in new.get("components", {}).get("schemas", {}):
+            problems.append(f"schema removed: {name}")
+            continue
+        for field, spec in component.get("properties", {}).items():
+            if field not in now:
+                problems.append(f"field removed: {name}.{field}")
+            elif spec.get("type") and now[field].get("type") and spec["type"] != now[field]["type"]:
+                problems.append(
+                    f"field type changed: {name}.{field} {spec['type']} -> {now[field]['type']}"
+                )
+    assert not problems, "\n".join(problems)
+
+
+def test_committed_schema_is_up_to_date_with_additions():
+    old, new = json.loads(COMMITTED.read_text()), _current_schema()
+    assert set(new["paths"]) == set(old["paths"]), "run `make schema` and commit docs/openapi.json"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/prices/?provider=aws&format=csv",
+        "/api/gpus/?format=csv",
+        "/api/instance-types/?format=csv",
+    ],
+)
+def test_csv_round_trips(api_client, url):
+    response = api_client.get(url)
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    as_json = api_client.get(url.replace("format=csv", "page_size=1000")).json()
+    assert len(rows) == as_json["count"]  # the whole filtered set, not one page
+    first = as_json["results"][0]
+    for key in ("slug", "name", "usd_per_hour", "gpu_count"):
+        if key in first:
+            assert str(first[key]) == rows[0][key] or float(rows[0][key]) == pytest.approx(
+                float(first[key])
+            )
+
+
+@pytest.mark.django_db
+def test_csv_by_accept_header_and_for_recommendations(api_client):
+    response = api_client.get("/api/gpus/", HTTP_ACCEPT="text/csv")
+    assert response["Content-Type"].startswith("text/csv")
+    rec = api_client.get(
+        "/api/recommend?model=llama-3-8b&method=qlora&tokens=1e7&limit=5&format=csv"
+    )
+    assert rec.status_code == 200, rec.content
+    rows = list(csv.DictReader(io.StringIO(rec.content.decode())))
+    assert len(rows) == 5 and {
+        "rank",
+        "provider",
+        "instance_type",
+        "est_total_usd",
+        "interconnect.intra_node",
+    } <= set(rows[0])
+
+
+@pytest.mark.django_db
+def test_conditional_get_answers_304_until_the_data_changes(api_client):
+    from catalog.models import Price
+
+    first = api_client.get("/api/prices/?provider=lambda")
+    etag = first["ETag"]
+    assert etag and "no-cache" in first["Cache-Control"]
+    again = api_client.get("/api/prices/?provider=lambda", HTTP_IF_NONE_MATCH=etag)
+    assert again.status_code == 304
+    price = (
+        Price.objects.filter(instance_type__provider__slug="lambda")
+        .order_by("usd_per_gpu_hour")
+        .first()
+    )
+    price.amount += 1
+    price.usd_per_hour += 1
+    price.save()
+    changed = api_client.get("/api/prices/?provider=lambda", HTTP_IF_NONE_MATCH=etag)
+    assert changed.status_code == 200
+
+
+@pytest.mark.django_db
+def test_large_responses_are_gzipped(api_client):
+    response = api_client.get("/api/prices/?page_size=500", HTTP_ACCEPT_ENCODING="gzip")
+    assert response["Content-Encoding"] == "gzip"
+    assert json.loads(gzip.decompress(response.content))["results"]
+
+
+def test_client_file_is_served(client):
+    response = client.get("/client/gpuatlas.py")
+    assert response.status_code == 200
+    body = b"".join(response.streaming_content)
+    assert b"def main" in body
