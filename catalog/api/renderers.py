@@ -42,11 +42,8 @@ class CSVRenderer(BaseRenderer):
         accepted_media_type: str | None = None,
         renderer_context: dict | None = None,
     ) -> bytes:
-        if (
-            isinstance(data, dict)
-            and "errors" in data
-            or isinstance(data, dict)
-            and "detail" in data
+        if (isinstance(data, dict) and "errors" in data) or (
+            isinstance(data, dict) and "detail" in data
         ):
             rows = [_flatten(data)]
         else:
