@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint format check lock clean schema
+.PHONY: run test install lint format check lock clean schema prod-check
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ run: install
 
 test: install
 	$(BIN)/python -m pytest
+
+# The production stack natively against the PostgreSQL and Redis on 127.0.0.1 (see docs/operations.md).
+prod-check: install
+	$(BIN)/python scripts/prod_check.py
 
 lint: install
 	$(BIN)/ruff check .
