@@ -64,7 +64,7 @@ def http(method: str, url: str, *, token: str = "", timeout: float = 10) -> tupl
     if token:
         request.add_header("Authorization", f"Token {token}")
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - loopback only
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             return response.status, response.read()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read()
