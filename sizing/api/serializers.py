@@ -5,10 +5,12 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from catalog.models import GPU, Provider, Region
 
+from .. import workload as workload_rules
 from ..planner import OBJECTIVES, PRICING_MODELS
 
 
@@ -74,6 +76,44 @@ def _known(values: list[str], names: Callable[[], Iterable[str]], what: str) -> 
     return values
 
 
+def _bounded(name: str, kind: type[serializers.Field], **extra) -> serializers.Field:
+    low, high = workload_rules.BOUNDS[name]
+    return kind(required=False, min_value=low, max_value=high, **extra)
+
+
+class WorkloadSchemaSerializer(serializers.Serializer):
+    """The workload as the OpenAPI schema shows it, built from the estimator's own rules
+    (sizing/workload.py) so the two cannot drift; the estimator validates it."""
+
+    model = serializers.CharField(
+        required=False, help_text="Model preset; see fixtures/models.yaml."
+    )
+    params_b = _bounded("params_b", serializers.FloatField, help_text="Parameters, billions.")
+    task = serializers.ChoiceField(choices=workload_rules.TASKS, required=False)
+    method = serializers.ChoiceField(choices=workload_rules.METHODS, required=False)
+    precision = serializers.ChoiceField(choices=workload_rules.PRECISIONS, required=False)
+    mixed_precision = serializers.BooleanField(required=False)
+    optimizer = serializers.ChoiceField(choices=workload_rules.OPTIMIZERS, required=False)
+    batch_size = _bounded("batch_size", serializers.IntegerField, help_text="Per GPU.")
+    seq_len = _bounded("seq_len", serializers.IntegerField)
+    gradient_checkpointing = serializers.ChoiceField(
+        choices=workload_rules.CHECKPOINTING, required=False, help_text="Booleans accepted."
+    )
+    sharding = serializers.ChoiceField(
+        choices=workload_rules.SHARDINGS,
+        required=False,
+        help_text="Leave out to let the planner choose.",
+    )
+    lora_rank = _bounded("lora_rank", serializers.IntegerField)
+    lora_targets = serializers.ChoiceField(choices=workload_rules.LORA_TARGETS, required=False)
+    tokens = _bounded("tokens", serializers.FloatField, help_text="Tokens to train on.")
+    context_len = _bounded("context_len", serializers.IntegerField, help_text="Inference.")
+    concurrency = _bounded("concurrency", serializers.IntegerField, help_text="Inference.")
+    tensor_parallel = _bounded("tensor_parallel", serializers.IntegerField)
+    pipeline_parallel = _bounded("pipeline_parallel", serializers.IntegerField)
+
+
+@extend_schema_field(WorkloadSchemaSerializer)
 class WorkloadField(serializers.DictField):
     """The estimator's workload fields (see docs/api.md); validated by the estimator itself."""
 
