@@ -22,6 +22,20 @@ from .models import (
 from .querysets import stale_cutoff
 
 
+# Largest primary key (BigAutoField); a bigger id is a 400, not a database overflow.
+MAX_ID = 2**63 - 1
+
+
+class IdFilter(filters.NumberFilter):
+    """A primary key: a whole number within the database's range."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("min_value", 1)
+        kwargs.setdefault("max_value", MAX_ID)
+        kwargs.setdefault("decimal_places", 0)
+        super().__init__(*args, **kwargs)
+
+
 class CharInFilter(filters.BaseInFilter, filters.CharFilter):
     pass
 
@@ -74,7 +88,7 @@ class ProviderFilterSet(filters.FilterSet):
 
 class RegionFilterSet(filters.FilterSet):
     provider = CharInFilter(field_name="provider__slug")
-    provider_id = filters.NumberFilter()
+    provider_id = IdFilter()
     country = CharInFilter(field_name="country")
     geography = ChoiceInFilter(choices=choices.Geography.choices)
     mainland_china = filters.BooleanFilter()
@@ -86,9 +100,9 @@ class RegionFilterSet(filters.FilterSet):
 
 class InstanceTypeFilterSet(filters.FilterSet):
     provider = CharInFilter(field_name="provider__slug")
-    provider_id = filters.NumberFilter()
+    provider_id = IdFilter()
     gpu = CharInFilter(field_name="gpu__slug")
-    gpu_id = filters.NumberFilter()
+    gpu_id = IdFilter()
     name = filters.CharFilter(lookup_expr="iexact")
     gpu_sharing = ChoiceInFilter(choices=choices.GpuSharing.choices)
     min_gpu_count = filters.NumberFilter(field_name="gpu_count", lookup_expr="gte")
@@ -111,15 +125,15 @@ class InstanceTypeFilterSet(filters.FilterSet):
 
 class PriceFilterSet(filters.FilterSet):
     provider = CharInFilter(field_name="instance_type__provider__slug")
-    provider_id = filters.NumberFilter(field_name="instance_type__provider_id")
+    provider_id = IdFilter(field_name="instance_type__provider_id")
     region = CharInFilter(field_name="region__code")
-    region_id = filters.NumberFilter()
+    region_id = IdFilter()
     country = CharInFilter(field_name="region__country")
     mainland_china = filters.BooleanFilter(field_name="region__mainland_china")
     gpu = CharInFilter(field_name="instance_type__gpu__slug")
-    gpu_id = filters.NumberFilter(field_name="instance_type__gpu_id")
+    gpu_id = IdFilter(field_name="instance_type__gpu_id")
     instance_type = CharInFilter(field_name="instance_type__name")
-    instance_type_id = filters.NumberFilter()
+    instance_type_id = IdFilter()
     pricing_model = ChoiceInFilter(choices=choices.PricingModel.choices)
     currency = CharInFilter(field_name="currency")
     min_usd_per_hour = filters.NumberFilter(field_name="usd_per_hour", lookup_expr="gte")
@@ -130,7 +144,7 @@ class PriceFilterSet(filters.FilterSet):
         field_name="instance_type__gpu__memory_gib", lookup_expr="gte"
     )
     min_gpu_count = filters.NumberFilter(field_name="instance_type__gpu_count", lookup_expr="gte")
-    max_age_days = filters.NumberFilter(method="filter_max_age_days", min_value=0)
+    max_age_days = filters.NumberFilter(method="filter_max_age_days", min_value=0, max_value=36500)
     stale = filters.BooleanFilter(method="filter_stale")
     locked = filters.BooleanFilter()
     source = ChoiceInFilter(choices=choices.PriceSource.choices)

@@ -35,6 +35,8 @@ from .models import (
 from .selectors import currency_rates_latest
 
 SIX_PLACES = Decimal("0.000001")
+# Amount columns hold 16 digits, 6 after the point.
+MAX_AMOUNT = Decimal("9999999999.999999")
 # 1 GB/s = 8 Gbit/s.
 GBIT_PER_GBYTE = 8
 
@@ -587,11 +589,11 @@ def _sheet_row_parse(row, providers, instances, regions, rates, now):
         )
     try:
         amount = Decimal(get("amount"))
-        if not amount.is_finite() or amount < 0:
+        if not amount.is_finite() or amount < 0 or amount > MAX_AMOUNT:
             raise InvalidOperation
     except InvalidOperation:
         amount = None
-        problems.append(f"amount: {get('amount')!r} is not a non-negative number")
+        problems.append(f"amount: {get('amount')!r} is not a number from 0 to {MAX_AMOUNT:,.0f}")
     currency = get("currency").upper()
     if currency not in rates:
         problems.append(f"currency: no exchange rate for {currency!r}")

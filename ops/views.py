@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hmac
+import logging
 from pathlib import Path
 
 from django.conf import settings
@@ -14,6 +15,7 @@ from django.views.decorators.http import require_GET
 
 from .metrics import render_latest
 
+logger = logging.getLogger(__name__)
 CLIENT_FILE = Path(settings.BASE_DIR) / "clients" / "gpuatlas.py"
 
 
@@ -23,7 +25,8 @@ def _check_database() -> dict:
             cursor.execute("SELECT 1")
             cursor.fetchone()
     except Exception as exc:  # any driver error means the database is not usable
-        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}
+        logger.exception("health check: database")
+        return {"ok": False, "error": type(exc).__name__}
     return {"ok": True, "vendor": connection.vendor}
 
 
@@ -38,7 +41,8 @@ def _check_redis() -> dict:
         )
         client.ping()
     except Exception as exc:  # connection refused, timeout, auth: Redis is down for us
-        return {"ok": False, "configured": True, "error": f"{type(exc).__name__}: {exc}"[:300]}
+        logger.exception("health check: redis")
+        return {"ok": False, "configured": True, "error": type(exc).__name__}
     return {"ok": True, "configured": True}
 
 

@@ -1,6 +1,6 @@
 """Curator review of quarantined prices."""
 
-from django.contrib import admin
+from django.contrib import admin, messages
 
 from catalog.models import QuarantinedPrice
 

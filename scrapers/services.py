@@ -34,7 +34,12 @@ from catalog.models import (
     ScrapeRun,
 )
 from catalog.selectors import currency_rates_latest
-from catalog.services import CatalogDataError, price_normalise, unmatched_gpu_name_record
+from catalog.services import (
+    MAX_AMOUNT,
+    CatalogDataError,
+    price_normalise,
+    unmatched_gpu_name_record,
+)
 
 from .base import HttpClient, PriceRecord, Scraper, parse_all
 from .registry import http_client, scraper_for
@@ -174,6 +179,8 @@ def _validate(record: PriceRecord, rates: dict[str, Decimal]) -> str | None:
         return f"amount {record.amount!r} is not a number"
     if not amount.is_finite() or amount < 0:
         return f"amount {record.amount!r} is negative or not finite"
+    if amount > MAX_AMOUNT:
+        return f"amount {record.amount!r} is beyond any plausible price"
     if record.pricing_model not in choices.PricingModel.values:
         return f"unknown pricing model {record.pricing_model!r}"
     if record.unit not in choices.PriceUnit.values:
@@ -435,10 +442,26 @@ def _history(
 # --- Curator decisions on quarantined prices ---------------------------------------------
 
 
+class QuarantineDecisionError(ValueError):
+    """A held figure that cannot be applied as asked."""
+
+
 def quarantined_price_approve(*, item: QuarantinedPrice, user: str) -> None:
-    """Accept a held figure: it becomes the current price, with history."""
+    """Accept a held figure: it becomes the current price, with history.
+
+    Refused while a curator lock holds the current price: unlock it first.
+    """
     from catalog.services import price_upsert
 
+    if Price.objects.filter(
+        instance_type=item.instance_type,
+        region=item.region,
+        pricing_model=item.pricing_model,
+        locked=True,
+    ).exists():
+        raise QuarantineDecisionError(
+            f"{item}: the current price is locked by a curator; unlock it first"
+        )
     with transaction.atomic():
         price_upsert(
             instance_type=item.instance_type, region=item.region, pricing_model=item.pricing_model,

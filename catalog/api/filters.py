@@ -49,5 +49,6 @@ class StrictOrderingFilter(OrderingFilter):
                         ]
                     }
                 )
-            return fields
+            if fields:
+                return fields
         return self.get_default_ordering(view)

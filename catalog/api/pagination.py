@@ -1,10 +1,15 @@
 """Page-number pagination where a bad ``page`` or ``page_size`` is a 400 naming it."""
 
+import re
+
 from django.conf import settings
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import PageNumberPagination
 
 from .errors import bad_request
+
+
+_WHOLE = re.compile(r"^[0-9]{1,9}$")  # ASCII digits only: str.isdigit() also accepts "²"
 
 
 class CatalogPagination(PageNumberPagination):
@@ -15,7 +20,7 @@ class CatalogPagination(PageNumberPagination):
         raw = request.query_params.get(self.page_size_query_param)
         if raw is None:
             return self.page_size
-        if not raw.isdigit() or not 1 <= int(raw) <= self.max_page_size:
+        if not _WHOLE.match(raw) or not 1 <= int(raw) <= self.max_page_size:
             raise bad_request(
                 {
                     "page_size": [
@@ -27,7 +32,7 @@ class CatalogPagination(PageNumberPagination):
 
     def paginate_queryset(self, queryset, request, view=None):
         raw = request.query_params.get(self.page_query_param, "1")
-        if not raw.isdigit() or int(raw) < 1:
+        if not _WHOLE.match(raw) or int(raw) < 1:
             raise bad_request({"page": [f"must be a whole number of at least 1, not {raw!r}"]})
         try:
             return super().paginate_queryset(queryset, request, view)

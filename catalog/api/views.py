@@ -21,6 +21,7 @@ from ..models import InstanceType, Interconnect, PriceHistory, Region, ScrapeRun
 from . import serializers
 from .renderers import CSVRenderer
 
+SLUG_REGEX = r"[-a-zA-Z0-9_.]+"
 CSV_RENDERERS = [*api_settings.DEFAULT_RENDERER_CLASSES, CSVRenderer]
 
 
@@ -73,6 +74,7 @@ class InterconnectViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = serializers.InterconnectSerializer
     filterset_class = InterconnectFilterSet
     lookup_field = "slug"
+    lookup_value_regex = SLUG_REGEX
     ordering_fields = ["name", "bandwidth_gb_s", "kind"]
     ordering = ["scope", "kind", "bandwidth_gb_s"]
 
@@ -84,6 +86,7 @@ class ProviderViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = serializers.ProviderSerializer
     filterset_class = ProviderFilterSet
     lookup_field = "slug"
+    lookup_value_regex = SLUG_REGEX
     ordering_fields = ["name", "slug", "price_count"]
     ordering = ["name"]
 

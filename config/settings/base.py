@@ -122,6 +122,7 @@ LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+LOCALE_PATHS = [BASE_DIR / "locale"]  # the pages' translations (locale/zh_Hans)
 
 # --- Static files ---------------------------------------------------------------------------
 STATIC_URL = "static/"
@@ -173,6 +174,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # The schema and docs follow the API's read rule (token-only when reads need a token).
+    "SERVE_PERMISSIONS": ["catalog.api.permissions.ReadAnonymousWriteWithToken"],
 }
 
 # --- Catalog behaviour ----------------------------------------------------------------------

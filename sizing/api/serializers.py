@@ -8,10 +8,24 @@ from collections.abc import Callable, Iterable
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from catalog.models import GPU, Provider, Region
+from catalog.models import GPU, InstanceType, Provider, Region
 
 from .. import workload as workload_rules
 from ..planner import OBJECTIVES, PRICING_MODELS
+
+
+class StrictSerializer(serializers.Serializer):
+    """A misspelt key is a 400 naming it, never silently ignored."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                known = ", ".join(sorted(self.fields))
+                raise serializers.ValidationError(
+                    {key: [f"unknown field; expected one of: {known}"] for key in unknown}
+                )
+        return super().to_internal_value(data)
 
 
 class CommaListField(serializers.ListField):
@@ -23,7 +37,7 @@ class CommaListField(serializers.ListField):
         return super().to_internal_value(data)
 
 
-class ConstraintsSerializer(serializers.Serializer):
+class ConstraintsSerializer(StrictSerializer):
     providers = CommaListField(child=serializers.CharField(), required=False, default=list)
     regions = CommaListField(child=serializers.CharField(), required=False, default=list)
     countries = CommaListField(
@@ -118,34 +132,46 @@ class WorkloadField(serializers.DictField):
     """The estimator's workload fields (see docs/api.md); validated by the estimator itself."""
 
 
-class RecommendInputSerializer(serializers.Serializer):
+class RecommendInputSerializer(StrictSerializer):
     workload = WorkloadField()
     constraints = ConstraintsSerializer(required=False)
     objective = serializers.ChoiceField(choices=OBJECTIVES, default="cheapest")
     limit = serializers.IntegerField(min_value=1, max_value=200, default=10)
 
 
-class CompareTargetSerializer(serializers.Serializer):
+class CompareTargetSerializer(StrictSerializer):
     provider = serializers.CharField(required=False)
     instance_type = serializers.CharField(required=False)
     gpu = serializers.CharField(required=False)
 
     def validate(self, attrs):
-        if not attrs.get("gpu") and not (attrs.get("provider") and attrs.get("instance_type")):
+        by_gpu = bool(attrs.get("gpu"))
+        by_instance = bool(attrs.get("provider") or attrs.get("instance_type"))
+        if by_gpu == by_instance or (
+            by_instance and not (attrs.get("provider") and attrs.get("instance_type"))
+        ):
             raise serializers.ValidationError("give either gpu, or provider and instance_type")
+        if by_gpu:
+            _known([attrs["gpu"]], lambda: GPU.objects.values_list("slug", flat=True), "GPU")
+        elif not InstanceType.objects.filter(
+            provider__slug=attrs["provider"], name=attrs["instance_type"]
+        ).exists():
+            raise serializers.ValidationError(
+                f"unknown instance type {attrs['provider']}/{attrs['instance_type']}"
+            )
         return attrs
 
 
-class CompareInputSerializer(serializers.Serializer):
+class CompareInputSerializer(StrictSerializer):
     workload = WorkloadField()
     targets = CompareTargetSerializer(many=True, allow_empty=False, max_length=50)
     constraints = ConstraintsSerializer(required=False)
 
 
-class EstimateInputSerializer(serializers.Serializer):
+class EstimateInputSerializer(StrictSerializer):
     workload = WorkloadField()
     gpu = serializers.CharField(required=False, allow_null=True)
-    gpu_count = serializers.IntegerField(required=False, min_value=1, max_value=4096, default=1)
+    gpu_count = serializers.IntegerField(required=False, min_value=1, max_value=4096)
 
     def validate_gpu(self, value: str | None) -> str | None:
         if value:

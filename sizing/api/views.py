@@ -28,7 +28,17 @@ WORKLOAD_DOC = (
 )
 
 
-def _workload(data: dict[str, Any]):
+def _workload(data: dict[str, Any], *, hardware_allowed: bool = False):
+    if not hardware_allowed:
+        misplaced = {
+            key: [
+                f"{key} belongs to /api/estimate; here use constraints.gpus and constraints.max_gpus"
+            ]
+            for key in ("gpu", "gpu_count")
+            if key in data
+        }
+        if misplaced:
+            raise drf_serializers.ValidationError({"workload": misplaced})
     try:
         return parse_workload(data, load_presets())
     except WorkloadError as exc:
@@ -59,11 +69,17 @@ class EstimateView(APIView):
     def post(self, request: Request) -> Response:
         form = serializers.EstimateInputSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        workload = _workload(form.validated_data["workload"])
-        slug = form.validated_data.get("gpu")
-        count = form.validated_data["gpu_count"]
+        workload = _workload(form.validated_data["workload"], hardware_allowed=True)
+        # The hardware may come at the top level or inside the workload; the top level wins.
+        slug = form.validated_data.get("gpu") or workload.gpu
+        count = form.validated_data.get("gpu_count") or workload.gpu_count or 1
+        if slug and not GPU.objects.filter(slug=slug).exists():
+            raise drf_serializers.ValidationError({"gpu": [f"unknown GPU {slug!r}"]})
         gpu = selectors.gpu_spec(GPU.objects.get(slug=slug)) if slug else None
-        est = estimate(workload, gpu=gpu, gpu_count=count)
+        try:
+            est = estimate(workload, gpu=gpu, gpu_count=count)
+        except WorkloadError as exc:  # e.g. tensor x pipeline parallel does not divide gpu_count
+            raise drf_serializers.ValidationError(exc.errors) from exc
         return Response(selectors.estimate_dict(est, gpu=slug, gpu_count=count))
 
 

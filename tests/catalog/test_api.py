@@ -122,12 +122,31 @@ def test_page_size_up_to_1000(api_client):
         ("/api/gpus/?min_memory_gib=lots", "min_memory_gib"),
         ("/api/prices/history/?since=yesterday", "since"),
         ("/api/instance-types/?min_vcpus=x", "min_vcpus"),
+        ("/api/gpus/?page=%C2%B2", "page"),
+        ("/api/gpus/?page_size=%C2%B2", "page_size"),
+        ("/api/prices/?max_age_days=100000000", "max_age_days"),
+        ("/api/prices/?provider_id=99999999999999999999999", "provider_id"),
+        ("/api/instance-types/?gpu_id=1e30", "gpu_id"),
+        ("/api/regions/?provider_id=-3", "provider_id"),
     ],
 )
 def test_bad_parameters_are_a_400_naming_the_parameter(api_client, url, field):
     response = api_client.get(url)
     assert response.status_code == 400, response.content
     assert field in response.json()["errors"]
+
+
+@pytest.mark.parametrize(
+    "url", ["/api/gpus/%00/", "/api/providers/a%00b/", "/api/interconnects/%00/"]
+)
+def test_odd_slugs_are_404_not_500(api_client, url):
+    assert api_client.get(url).status_code == 404
+
+
+def test_empty_ordering_falls_back_to_the_default(api_client):
+    rows = results(api_client.get("/api/prices/?ordering=,,&page_size=20"))
+    values = [r["usd_per_gpu_hour"] for r in rows]
+    assert values == sorted(values)
 
 
 def test_anonymous_writes_are_refused(api_client):

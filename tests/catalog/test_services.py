@@ -161,6 +161,19 @@ def test_price_sheet_with_a_bad_row_applies_nothing_and_names_the_line(slot):
     assert any(e.startswith("line 4:") and "instance_type" in e for e in report.errors)
 
 
+@pytest.mark.parametrize("amount", ["99999999999", "1e30", "NaN"])
+def test_price_sheet_refuses_amounts_the_database_cannot_hold(slot, amount):
+    provider = slot["instance_type"].provider.slug
+    name, region = slot["instance_type"].name, slot["region"].code
+    sheet = SHEET_HEADER + f"{provider},{name},{region},on_demand,{amount},USD,hour,,,\n"
+    report = price_sheet_import(text=sheet, now=T0 + timedelta(days=1))
+    assert (
+        not report.applied
+        and report.errors[0].startswith("line 2:")
+        and "amount" in report.errors[0]
+    )
+
+
 def test_price_sheet_missing_columns_is_rejected(db):
     report = price_sheet_import(text="provider,amount\naws,1\n")
     assert not report.applied and "missing column" in report.errors[0]

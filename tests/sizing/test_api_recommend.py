@@ -286,6 +286,15 @@ def test_get_takes_the_same_fields_as_query_parameters(api_client):
         ({"workload": {"model": "llama-3-8b"}, "objective": "best"}, "objective"),
         ({"workload": {"model": "llama-3-8b"}, "limit": 0}, "limit"),
         ({}, "workload"),
+        ({"workload": {"model": "llama-3-8b"}, "limt": 5}, "limt"),
+        (
+            {"workload": {"model": "llama-3-8b"}, "constraints": {"max_usd_per_hr": 5}},
+            "constraints",
+        ),
+        ({"workload": {"model": "llama-3-8b", "gpu": "t4"}}, "workload"),
+        ({"workload": {"model": "llama-3-8b", "tokens": -1}}, "workload"),
+        ({"workload": {"model": "llama-3-8b", "batch_size": [1, 2]}}, "workload"),
+        ({"workload": "llama-3-8b"}, "workload"),
     ],
 )
 def test_bad_input_is_a_400_naming_the_field(api_client, body, where):

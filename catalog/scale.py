@@ -1,0 +1,568 @@
+"""A synthetic catalog of any size for benchmarks (``manage.py scale_catalog``).
+
+Bench providers are marked three ways so nobody mistakes them for real ones: slug ``bench-<n>``,
+name "Bench cloud <n> (synthetic)", and ``source`` = ``BENCH_SOURCE``. They have no scraper key, so
+no refresh or schedule ever touches them. The catalog is deterministic: provider ``n`` is always
+drawn from the same seed, and ``--prices N`` keeps exactly the first N of the infinite sequence of
+bench prices, so the same N twice changes nothing and a larger N only adds.
+
+The mix follows the real catalog: GPUs are drawn as often as real instance types use them, each
+priced from the median real on-demand USD per GPU-hour (or its bandwidth when it has none), in
+counts of 1/2/4/8 with the interconnects those counts come with, across regions on five
+continents, on demand with spot, 1-year reserved and monthly prices where clouds offer them.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+
+from django.db import transaction
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from . import choices
+from .models import (
+    GPU,
+    InstanceType,
+    Interconnect,
+    Price,
+    PriceHistory,
+    Provider,
+    QuarantinedPrice,
+    Region,
+    ScrapeRun,
+    UnmatchedGPUName,
+)
+from .selectors import currency_rates_latest
+from .services import SIX_PLACES, price_normalise
+
+BENCH_SLUG_PREFIX = "bench-"
+BENCH_SOURCE = "Synthetic benchmark data (manage.py scale_catalog); not a real provider."
+BENCH_NOTE = "synthetic: manage.py scale_catalog"
+BATCH = 2000
+
+# Shape of one bench provider: about 26 regions x 65 instance types x 70% availability x 2.05
+# pricing models ~ 2,400 prices, the size of a hyperscaler's GPU price list.
+REGIONS_PER_PROVIDER = (16, 36)
+INSTANCE_TYPES_PER_PROVIDER = (40, 90)
+AVAILABILITY = 0.7
+# Share of offered (instance type, region) pairs with each further pricing model, and its price
+# relative to on demand (spot 30-70% of on demand, 1-year reserved ~38% off, monthly ~30% off).
+SPOT_SHARE, SPOT_RANGE = 0.6, (0.3, 0.7)
+RESERVED_SHARE, RESERVED_FACTOR = 0.3, 0.62
+MONTHLY_SHARE, MONTHLY_FACTOR = 0.15, 0.7
+HOURS_PER_MONTH = choices.HOURS_PER_UNIT[choices.PriceUnit.MONTH]
+# A small share of prices older than the staleness limit, as a real catalog has.
+STALE_SHARE = 0.04
+# Per-GPU-hour price of a GPU with no real price: about 0.69 USD per TB/s of memory bandwidth
+# plus 0.1 (T4 ~0.32, A100-80GB ~1.5, H100 SXM ~2.4, in line with the real medians).
+USD_PER_TB_S_HOUR = 0.69
+USD_BASE_HOUR = 0.1
+
+KINDS = [
+    (choices.ProviderKind.HYPERSCALER, "USD"),
+    (choices.ProviderKind.GPU_CLOUD, "USD"),
+    (choices.ProviderKind.REGIONAL_CLOUD, "EUR"),
+    (choices.ProviderKind.HYPERSCALER, "CNY"),
+    (choices.ProviderKind.MARKETPLACE, "USD"),
+    (choices.ProviderKind.GPU_CLOUD, "USD"),
+]
+# (code prefix, name, country, geography)
+REGION_POOL = [
+    ("us-east", "US East", "US", choices.Geography.NORTH_AMERICA),
+    ("us-west", "US West", "US", choices.Geography.NORTH_AMERICA),
+    ("us-central", "US Central", "US", choices.Geography.NORTH_AMERICA),
+    ("ca-central", "Canada Central", "CA", choices.Geography.NORTH_AMERICA),
+    ("eu-west", "Europe West", "IE", choices.Geography.EUROPE),
+    ("eu-central", "Europe Central", "DE", choices.Geography.EUROPE),
+    ("eu-north", "Europe North", "SE", choices.Geography.EUROPE),
+    ("eu-south", "Europe South", "IT", choices.Geography.EUROPE),
+    ("uk-south", "UK South", "GB", choices.Geography.EUROPE),
+    ("fr-central", "France Central", "FR", choices.Geography.EUROPE),
+    ("ap-northeast", "Asia Pacific Tokyo", "JP", choices.Geography.ASIA_PACIFIC),
+    ("ap-southeast", "Asia Pacific Singapore", "SG", choices.Geography.ASIA_PACIFIC),
+    ("ap-south", "Asia Pacific Mumbai", "IN", choices.Geography.ASIA_PACIFIC),
+    ("ap-korea", "Asia Pacific Seoul", "KR", choices.Geography.ASIA_PACIFIC),
+    ("au-east", "Australia East", "AU", choices.Geography.OCEANIA),
+    ("sa-east", "South America Sao Paulo", "BR", choices.Geography.SOUTH_AMERICA),
+    ("me-central", "Middle East UAE", "AE", choices.Geography.MIDDLE_EAST),
+    ("af-south", "Africa Johannesburg", "ZA", choices.Geography.AFRICA),
+]
+CHINA_REGIONS = [
+    ("cn-north", "China North Beijing", "CN", choices.Geography.MAINLAND_CHINA),
+    ("cn-east", "China East Shanghai", "CN", choices.Geography.MAINLAND_CHINA),
+    ("cn-south", "China South Guangzhou", "CN", choices.Geography.MAINLAND_CHINA),
+]
+# GPU counts per instance and how often each appears: big training parts come in eights.
+COUNTS = (1, 2, 4, 8)
+COUNT_WEIGHTS_LARGE = (2, 1, 2, 4)  # 80 GB and more
+COUNT_WEIGHTS_SMALL = (5, 2, 2, 1)
+
+
+@dataclass(frozen=True)
+class BenchGPU:
+    """What the generator needs of a catalog GPU."""
+
+    slug: str
+    name: str
+    vendor: str
+    architecture: str
+    memory_gib: float
+    nvlink: bool
+    usd_per_gpu_hour: float
+    weight: int
+
+
+@dataclass(frozen=True)
+class BenchInstance:
+    name: str
+    gpu: BenchGPU
+    gpu_count: Decimal
+    gpu_sharing: str
+    vcpus: int
+    ram_gib: float
+    local_disk_gb: float
+    local_disk_type: str
+    intra: str | None
+    inter: str | None
+    network_gbps: float
+
+
+@dataclass(frozen=True)
+class BenchOffer:
+    """One synthetic price, as a provider would quote it (whole instance, home currency)."""
+
+    instance: BenchInstance
+    region: str
+    pricing_model: str
+    amount: Decimal
+    currency: str
+    unit: str
+    age_days: float
+
+
+@dataclass
+class BenchProvider:
+    n: int
+    slug: str
+    name: str
+    kind: str
+    currency: str
+    mainland_china: bool
+    regions: list[tuple[str, str, str, str]]
+    instances: list[BenchInstance]
+    offers: list[BenchOffer] = field(default_factory=list)
+
+
+@dataclass
+class ScaleReport:
+    providers: int = 0
+    regions: int = 0
+    instance_types: int = 0
+    prices_created: int = 0
+    prices_deleted: int = 0
+    prices_total: int = 0
+
+    def as_text(self) -> str:
+        return (
+            f"bench prices {self.prices_total} (created {self.prices_created}, deleted "
+            f"{self.prices_deleted}); created providers {self.providers}, regions {self.regions}, "
+            f"instance types {self.instance_types}"
+        )
+
+
+# --- Generation (pure) ---------------------------------------------------------------------
+
+
+def _intra(gpu: BenchGPU, count: int) -> str | None:
+    if count <= 1:
+        return None
+    if gpu.vendor == "amd":
+        return "infinity-fabric"
+    if gpu.vendor == "huawei":
+        return "hccs"
+    if gpu.nvlink:
+        arch = gpu.architecture
+        if count >= 4:
+            return {"Hopper": "nvswitch-gen3", "Blackwell": "nvswitch-gen4"}.get(
+                arch, "nvswitch-gen2"
+            )
+        return {"Hopper": "nvlink-4", "Blackwell": "nvlink-5", "Volta": "nvlink-2"}.get(
+            arch, "nvlink-3"
+        )
+    return (
+        "pcie-gen5" if gpu.architecture in ("Hopper", "Blackwell", "Ada Lovelace") else "pcie-gen4"
+    )
+
+
+def _inter(gpu: BenchGPU, count: int) -> tuple[str, float]:
+    if count == 8 and gpu.memory_gib >= 80:
+        if gpu.architecture in ("Hopper", "Blackwell"):
+            return "infiniband-ndr", 3200.0
+        return "infiniband-hdr", 1600.0
+    if count >= 4:
+        return "roce-v2-200", 200.0
+    return ("ethernet-100", 100.0) if count == 2 else ("ethernet-25", 25.0)
+
+
+def _instances(rng: random.Random, gpus: list[BenchGPU], n: int) -> list[BenchInstance]:
+    wanted = rng.randint(*INSTANCE_TYPES_PER_PROVIDER)
+    weights = [g.weight for g in gpus]
+    seen: set[str] = set()
+    out: list[BenchInstance] = []
+    for _ in range(wanted * 4):
+        if len(out) >= wanted:
+            break
+        gpu = rng.choices(gpus, weights)[0]
+        large = gpu.memory_gib >= 80
+        count = rng.choices(COUNTS, COUNT_WEIGHTS_LARGE if large else COUNT_WEIGHTS_SMALL)[0]
+        family = rng.choice(("g", "p", "gn", "x"))
+        name = f"b{n}.{family}.{gpu.slug}.{count}x"
+        if name in seen:
+            continue
+        seen.add(name)
+        vcpus_per_gpu = rng.choice((4, 8, 12, 16, 24))
+        inter, gbps = _inter(gpu, count)
+        nvme = large or rng.random() < 0.5
+        out.append(
+            BenchInstance(
+                name=name,
+                gpu=gpu,
+                gpu_count=Decimal(count),
+                gpu_sharing=choices.GpuSharing.DEDICATED,
+                vcpus=vcpus_per_gpu * count,
+                ram_gib=float(round(gpu.memory_gib * count * rng.uniform(1.0, 3.0))),
+                local_disk_gb=float(count * rng.choice((500, 1000, 3840))) if nvme else 0.0,
+                local_disk_type=choices.DiskType.NVME if nvme else choices.DiskType.NONE,
+                intra=_intra(gpu, count),
+                inter=inter,
+                network_gbps=gbps,
+            )
+        )
+    return out
+
+
+def _regions(rng: random.Random, china: bool) -> list[tuple[str, str, str, str]]:
+    pool = CHINA_REGIONS if china else REGION_POOL
+    wanted = rng.randint(*REGIONS_PER_PROVIDER)
+    out = []
+    for k in range(wanted):
+        prefix, name, country, geography = pool[k % len(pool)]
+        index = k // len(pool) + 1
+        out.append((f"{prefix}-{index}", f"{name} {index}", country, geography))
+    return out
+
+
+def _amount(usd: float, rate: Decimal) -> Decimal:
+    return (Decimal(repr(usd)) / rate).quantize(Decimal("0.0001"), ROUND_HALF_UP) or Decimal(
+        "0.0001"
+    )
+
+
+def bench_provider(n: int, gpus: list[BenchGPU], rates: dict[str, Decimal]) -> BenchProvider:
+    """Provider ``n`` with its regions, instance types and prices, always the same for the same
+    inputs (a private RNG seeded with the slug)."""
+    rng = random.Random(f"{BENCH_SLUG_PREFIX}{n}")
+    kind, currency = KINDS[(n - 1) % len(KINDS)]
+    currency = currency if currency in rates else "USD"
+    china = currency == "CNY"
+    provider = BenchProvider(
+        n=n,
+        slug=f"{BENCH_SLUG_PREFIX}{n}",
+        name=f"Bench cloud {n} (synthetic)",
+        kind=kind,
+        currency=currency,
+        mainland_china=china,
+        regions=_regions(rng, china),
+        instances=_instances(rng, gpus, n),
+    )
+    rate = rates[currency]
+    provider_factor = rng.uniform(0.75, 1.35)
+    region_factors = {code: rng.uniform(0.95, 1.25) for code, *_ in provider.regions}
+    for instance in provider.instances:
+        host_factor = rng.uniform(0.95, 1.1)
+        per_gpu = instance.gpu.usd_per_gpu_hour * provider_factor * host_factor
+        for code, *_ in provider.regions:
+            if rng.random() >= AVAILABILITY:
+                continue
+            hourly = per_gpu * float(instance.gpu_count) * region_factors[code]
+            age = rng.uniform(35, 90) if rng.random() < STALE_SHARE else rng.uniform(0, 3)
+            models = [(choices.PricingModel.ON_DEMAND, hourly, choices.PriceUnit.HOUR)]
+            if rng.random() < SPOT_SHARE:
+                models.append(
+                    (choices.PricingModel.SPOT, hourly * rng.uniform(*SPOT_RANGE), "hour")
+                )
+            if rng.random() < RESERVED_SHARE:
+                models.append((choices.PricingModel.RESERVED_1Y, hourly * RESERVED_FACTOR, "hour"))
+            if rng.random() < MONTHLY_SHARE:
+                monthly = hourly * MONTHLY_FACTOR * HOURS_PER_MONTH
+                models.append((choices.PricingModel.MONTHLY, monthly, choices.PriceUnit.MONTH))
+            for model, usd, unit in models:
+                provider.offers.append(
+                    BenchOffer(
+                        instance=instance,
+                        region=code,
+                        pricing_model=str(model),
+                        amount=_amount(usd, rate),
+                        currency=currency,
+                        unit=str(unit),
+                        age_days=age,
+                    )
+                )
+    return provider
+
+
+def bench_providers(
+    *, prices: int, gpus: list[BenchGPU], rates: dict[str, Decimal]
+) -> Iterator[BenchProvider]:
+    """Bench providers 1, 2, ... holding the first ``prices`` bench prices (the last one cut)."""
+    left = prices
+    n = 0
+    while left > 0:
+        n += 1
+        provider = bench_provider(n, gpus, rates)
+        provider.offers = provider.offers[:left]
+        left -= len(provider.offers)
+        yield provider
+
+
+# --- Database ------------------------------------------------------------------------------
+
+
+def bench_gpu_table() -> list[BenchGPU]:
+    """Catalog GPUs with their real weight (instance types using them) and median price."""
+    real_prices: dict[int, list[float]] = {}
+    for gpu_id, usd in (
+        Price.objects.current()
+        .exclude(instance_type__provider__slug__startswith=BENCH_SLUG_PREFIX)
+        .filter(pricing_model=choices.PricingModel.ON_DEMAND, usd_per_gpu_hour__gt=0)
+        .values_list("instance_type__gpu_id", "usd_per_gpu_hour")
+    ):
+        real_prices.setdefault(gpu_id, []).append(float(usd))
+    counts: dict[int, int] = {}
+    for gpu_id in InstanceType.objects.exclude(
+        provider__slug__startswith=BENCH_SLUG_PREFIX
+    ).values_list("gpu_id", flat=True):
+        counts[gpu_id] = counts.get(gpu_id, 0) + 1
+    table = []
+    for gpu in GPU.objects.order_by("slug"):
+        usd = (
+            statistics.median(real_prices[gpu.pk])
+            if gpu.pk in real_prices
+            else USD_BASE_HOUR + USD_PER_TB_S_HOUR * gpu.memory_bandwidth_gb_s / 1000
+        )
+        table.append(
+            BenchGPU(
+                slug=gpu.slug,
+                name=gpu.name,
+                vendor=gpu.vendor,
+                architecture=gpu.architecture,
+                memory_gib=gpu.memory_gib,
+                nvlink=bool(gpu.nvlink_bandwidth_gb_s),
+                usd_per_gpu_hour=round(usd, 4),
+                weight=counts.get(gpu.pk, 0) + 1,
+            )
+        )
+    return table
+
+
+def bench_provider_queryset():
+    return Provider.objects.filter(slug__startswith=BENCH_SLUG_PREFIX, source=BENCH_SOURCE)
+
+
+def bench_reference_ensure(providers: list[BenchProvider]) -> tuple[ScaleReport, dict, dict]:
+    """Create the providers, regions and instance types ``providers`` need (bulk; existing kept).
+
+    Returns the report and the maps (slug, code) -> Region and (slug, name) -> InstanceType.
+    """
+    report = ScaleReport()
+    existing = {p.slug: p for p in Provider.objects.filter(slug__in=[p.slug for p in providers])}
+    foreign = [slug for slug, p in existing.items() if p.source != BENCH_SOURCE]
+    if foreign:
+        raise ValueError(f"not bench providers, refusing to touch: {', '.join(foreign)}")
+    new = [
+        Provider(
+            slug=p.slug,
+            name=p.name,
+            kind=p.kind,
+            home_currency=p.currency,
+            mainland_china=p.mainland_china,
+            billing_granularity=choices.BillingGranularity.SECOND,
+            source=BENCH_SOURCE,
+            compliance_notes="Synthetic: for benchmarks only.",
+        )  # fmt: skip
+        for p in providers
+        if p.slug not in existing
+    ]
+    Provider.objects.bulk_create(new, batch_size=BATCH)
+    report.providers = len(new)
+    rows = {p.slug: p for p in Provider.objects.filter(slug__in=[p.slug for p in providers])}
+
+    regions = {
+        (r.provider.slug, r.code): r
+        for r in Region.objects.filter(provider__in=rows.values()).select_related("provider")
+    }
+    new_regions = [
+        Region(
+            provider=rows[p.slug],
+            code=code,
+            name=name,
+            country=country,
+            geography=geography,
+            mainland_china=geography == choices.Geography.MAINLAND_CHINA,
+        )  # fmt: skip
+        for p in providers
+        for code, name, country, geography in p.regions
+        if (p.slug, code) not in regions
+    ]
+    Region.objects.bulk_create(new_regions, batch_size=BATCH)
+    report.regions = len(new_regions)
+    for region in new_regions:
+        regions[(region.provider.slug, region.code)] = region
+
+    gpus = {g.slug: g for g in GPU.objects.all()}
+    links = {link.slug: link for link in Interconnect.objects.all()}
+    instances = {
+        (i.provider.slug, i.name): i
+        for i in InstanceType.objects.filter(provider__in=rows.values()).select_related("provider")
+    }
+    new_instances = [
+        InstanceType(
+            provider=rows[p.slug],
+            name=i.name,
+            gpu=gpus[i.gpu.slug],
+            gpu_count=i.gpu_count,
+            gpu_sharing=i.gpu_sharing,
+            vcpus=i.vcpus,
+            ram_gib=i.ram_gib,
+            local_disk_gb=i.local_disk_gb,
+            local_disk_type=i.local_disk_type,
+            interconnect_intra=links.get(i.intra) if i.intra else None,
+            interconnect_inter=links.get(i.inter) if i.inter else None,
+            network_gbps=i.network_gbps,
+            source=BENCH_SOURCE,
+        )  # fmt: skip
+        for p in providers
+        for i in p.instances
+        if (p.slug, i.name) not in instances
+    ]
+    InstanceType.objects.bulk_create(new_instances, batch_size=BATCH)
+    report.instance_types = len(new_instances)
+    for instance in new_instances:
+        instances[(instance.provider.slug, instance.name)] = instance
+    return report, regions, instances
+
+
+def bench_catalog_scale(*, prices: int, now: datetime | None = None) -> ScaleReport:
+    """Make the bench catalog hold exactly the first ``prices`` synthetic prices.
+
+    Missing prices are created with their ``appeared`` history; prices beyond ``prices`` are
+    deleted with their history. Existing ones are never rewritten, so running twice changes nothing.
+    """
+    now = now or timezone.now()
+    rates = currency_rates_latest()
+    providers = list(bench_providers(prices=prices, gpus=bench_gpu_table(), rates=rates))
+    with transaction.atomic():
+        report, regions, instances = bench_reference_ensure(providers)
+        wanted = {}
+        for p in providers:
+            for offer in p.offers:
+                key = (
+                    instances[(p.slug, offer.instance.name)].pk,
+                    regions[(p.slug, offer.region)].pk,
+                    offer.pricing_model,
+                )
+                wanted[key] = (offer, instances[(p.slug, offer.instance.name)], p)
+        stored = {
+            (it, rg, pm): pk
+            for pk, it, rg, pm in Price.objects.filter(
+                instance_type__provider__in=bench_provider_queryset()
+            ).values_list("pk", "instance_type_id", "region_id", "pricing_model")
+        }
+        extra = [pk for key, pk in stored.items() if key not in wanted]
+        if extra:
+            report.prices_deleted = _prices_delete(extra)
+        creates, history = [], []
+        for key, (offer, instance, _provider) in wanted.items():
+            if key in stored:
+                continue
+            usd_per_hour, usd_per_gpu_hour = price_normalise(
+                amount=offer.amount, currency=offer.currency, unit=offer.unit,
+                gpu_count=instance.gpu_count, rates=rates,
+            )  # fmt: skip
+            price = Price(
+                instance_type_id=key[0], region_id=key[1], pricing_model=offer.pricing_model,
+                amount=offer.amount.quantize(SIX_PLACES), currency=offer.currency, unit=offer.unit,
+                usd_per_hour=usd_per_hour, usd_per_gpu_hour=usd_per_gpu_hour,
+                observed_at=now - timedelta(days=offer.age_days),
+                source=choices.PriceSource.SCRAPER, source_note=BENCH_NOTE,
+            )  # fmt: skip
+            creates.append(price)
+            history.append(
+                PriceHistory(
+                    instance_type_id=key[0],
+                    region_id=key[1],
+                    pricing_model=price.pricing_model,
+                    event=choices.PriceEvent.APPEARED,
+                    amount=price.amount,
+                    currency=price.currency,
+                    unit=price.unit,
+                    usd_per_hour=usd_per_hour,
+                    usd_per_gpu_hour=usd_per_gpu_hour,
+                    observed_at=price.observed_at,
+                    source=price.source,
+                )  # fmt: skip
+            )
+        Price.objects.bulk_create(creates, batch_size=BATCH)
+        PriceHistory.objects.bulk_create(history, batch_size=BATCH)
+        report.prices_created = len(creates)
+    report.prices_total = Price.objects.filter(
+        instance_type__provider__in=bench_provider_queryset()
+    ).count()
+    return report
+
+
+def _prices_delete(price_ids: list[int]) -> int:
+    """Delete prices with their history (history rows share the natural key, not a foreign key)."""
+    deleted = 0
+    for start in range(0, len(price_ids), BATCH):
+        ids = price_ids[start : start + BATCH]
+        doomed = Price.objects.filter(
+            pk__in=ids,
+            instance_type_id=OuterRef("instance_type_id"),
+            region_id=OuterRef("region_id"),
+            pricing_model=OuterRef("pricing_model"),
+        )
+        instance_ids = set(
+            Price.objects.filter(pk__in=ids).values_list("instance_type_id", flat=True)
+        )
+        PriceHistory.objects.filter(instance_type_id__in=instance_ids).filter(
+            Exists(doomed)
+        ).delete()
+        deleted += Price.objects.filter(pk__in=ids).delete()[0]
+    return deleted
+
+
+def bench_catalog_clear() -> dict[str, int]:
+    """Delete every bench row, children before what they PROTECT; real data is never touched."""
+    bench = bench_provider_queryset()
+    counts = {}
+    with transaction.atomic():
+        steps = [
+            ("quarantined", QuarantinedPrice.objects.filter(instance_type__provider__in=bench)),
+            ("history", PriceHistory.objects.filter(instance_type__provider__in=bench)),
+            ("prices", Price.objects.filter(instance_type__provider__in=bench)),
+            ("scrape_runs", ScrapeRun.objects.filter(provider__in=bench)),
+            ("unmatched", UnmatchedGPUName.objects.filter(provider__in=bench)),
+            ("instance_types", InstanceType.objects.filter(provider__in=bench)),
+            ("regions", Region.objects.filter(provider__in=bench)),
+            ("providers", bench),
+        ]
+        for name, qs in steps:
+            counts[name] = qs.delete()[0]
+    return counts
