@@ -21,7 +21,6 @@ from .models import (
 )
 from .querysets import stale_cutoff
 
-
 # Largest primary key (BigAutoField); a bigger id is a 400, not a database overflow.
 MAX_ID = 2**63 - 1
 

@@ -32,7 +32,11 @@ class QuarantinedPriceAdmin(admin.ModelAdmin):
         for item in queryset.filter(status=QuarantinedPrice.Status.PENDING).select_related(
             "instance_type", "region", "scrape_run"
         ):
-            services.quarantined_price_approve(item=item, user=request.user.get_username())
+            try:
+                services.quarantined_price_approve(item=item, user=request.user.get_username())
+            except services.QuarantineDecisionError as exc:
+                self.message_user(request, str(exc), level=messages.WARNING)
+                continue
             done += 1
         self.message_user(request, f"Approved {done} price(s).")
 

@@ -8,7 +8,6 @@ from rest_framework.pagination import PageNumberPagination
 
 from .errors import bad_request
 
-
 _WHOLE = re.compile(r"^[0-9]{1,9}$")  # ASCII digits only: str.isdigit() also accepts "²"
 
 

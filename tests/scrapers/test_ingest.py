@@ -235,3 +235,15 @@ def test_cny_prices_are_normalised_through_the_rate(world):
     assert price.usd_per_hour == (Decimal(80) * currency_rates_latest()["CNY"]).quantize(
         Decimal("0.000001")
     )
+
+
+def test_a_quarantined_price_is_not_applied_over_a_lock(world):
+    refresh(world, [rec(32)])
+    run = refresh(world, [rec(200)])
+    Price.objects.filter(instance_type=world["instance"]).update(locked=True)
+    with pytest.raises(services.QuarantineDecisionError):
+        services.quarantined_price_approve(
+            item=QuarantinedPrice.objects.get(scrape_run=run), user="c"
+        )
+    assert prices(world)["on_demand"] == Decimal("32")
+    assert QuarantinedPrice.objects.get(scrape_run=run).status == "pending"

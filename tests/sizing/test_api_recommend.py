@@ -366,9 +366,18 @@ def test_compare_lists_fitting_and_failing_targets(api_client):
     assert not rows[1]["fits"] and rows[1]["why_not"]
 
 
-def test_compare_rejects_a_target_without_names(api_client):
+@pytest.mark.parametrize(
+    "target",
+    [
+        {"provider": "aws"},
+        {"gpu": "nope"},
+        {"provider": "aws", "instance_type": "p4d.24xlarge", "gpu": "t4"},
+        {"provider": "aws", "instance_type": "p9.huge"},
+    ],
+)
+def test_compare_rejects_unclear_or_unknown_targets(api_client, target):
     response = api_client.post(
-        "/api/compare", {"workload": LORA_8B, "targets": [{"provider": "aws"}]}, format="json"
+        "/api/compare", {"workload": LORA_8B, "targets": [target]}, format="json"
     )
     assert response.status_code == 400 and "targets" in response.json()["errors"]
 
@@ -383,6 +392,22 @@ def test_estimate_endpoint(api_client):
     assert body["assumptions"]["precision"] == "bf16"
     bad = api_client.post("/api/estimate", {"workload": LORA_8B, "gpu": "h1000"}, format="json")
     assert bad.status_code == 400 and "gpu" in bad.json()["errors"]
+    parallel = api_client.post(
+        "/api/estimate",
+        {"workload": {**LORA_8B, "tensor_parallel": 2}, "gpu": "h100-sxm"},
+        format="json",
+    )
+    assert parallel.status_code == 400
+    typo = api_client.post("/api/estimate", {"workload": LORA_8B, "gpu_cnt": 2}, format="json")
+    assert typo.status_code == 400 and "gpu_cnt" in typo.json()["errors"]
+    inside = api_client.post(
+        "/api/estimate", {"workload": {**LORA_8B, "gpu": "t4", "gpu_count": 2}}, format="json"
+    )
+    assert (
+        inside.status_code == 200
+        and inside.json()["gpu"] == "t4"
+        and inside.json()["gpu_count"] == 2
+    )
     contradiction = api_client.post(
         "/api/estimate",
         {
