@@ -22,7 +22,7 @@ run: install
 	$(BIN)/python manage.py setup_schedules
 	$(BIN)/python manage.py collectstatic --noinput -v0
 	@echo ""
-	@echo "GPU Atlas on http://127.0.0.1:$(PORT)/api/  (docs: /api/docs/, admin: /admin/)"
+	@echo "GPU Atlas on http://127.0.0.1:$(PORT)/  (planner: /plan, API: /api/, API docs: /api/docs/, admin: /admin/)"
 	@echo "To use the admin, create an account first: $(BIN)/python manage.py createsuperuser"
 	@echo ""
 	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)

@@ -1,1 +1,18 @@
-urlpatterns: list = []
+"""Pages for people: / (prices), /plan, /gpus, /providers; /i18n/setlang/ switches language."""
+
+from django.urls import include, path
+
+from . import views
+
+app_name = "web"
+
+urlpatterns = [
+    path("", views.price_list, name="prices"),
+    path("prices.csv", views.price_csv, name="prices-csv"),
+    path("plan", views.plan, name="plan"),
+    path("gpus", views.gpu_list, name="gpus"),
+    path("gpus/<str:slug>", views.gpu_detail, name="gpu"),
+    path("providers", views.provider_list, name="providers"),
+    path("providers/<str:slug>", views.provider_detail, name="provider"),
+    path("i18n/", include("django.conf.urls.i18n")),
+]

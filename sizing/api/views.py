@@ -46,7 +46,11 @@ def _workload(data: dict[str, Any], *, hardware_allowed: bool = False):
 
 
 def _constraints(data: dict[str, Any] | None) -> Constraints:
-    data = dict(data or {})
+    if data is None:  # no constraints at all: the documented defaults, not the dataclass's
+        form = serializers.ConstraintsSerializer(data={})
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+    data = dict(data)
     if data.get("pricing"):
         data["pricing_explicit"] = True
     else:

@@ -421,3 +421,10 @@ def test_estimate_endpoint(api_client):
         format="json",
     )
     assert contradiction.status_code == 400
+
+
+def test_leaving_out_constraints_means_the_documented_defaults(api_client, settings):
+    settings.PRICE_STALE_AFTER_DAYS = 0  # every price is stale now
+    bare = api_client.post("/api/recommend", {"workload": LORA_8B, "limit": 3}, format="json").json()
+    empty = api_client.post("/api/recommend", {"workload": LORA_8B, "constraints": {}, "limit": 3}, format="json").json()
+    assert bare["recommendations"] and bare["recommendations"] == empty["recommendations"]

@@ -1,0 +1,176 @@
+"""The plan page in a real browser: Debian's chromium, headless, driven by Playwright for Python.
+
+Skipped only on a machine without /usr/bin/chromium outside CI; under CI=true a missing browser
+(or a missing Playwright) fails, so the check can never quietly stop running. `.ci/run` installs
+chromium through apt. Screenshots go to tests/web/output/ (git-ignored); their paths are printed.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from django.core.management import call_command
+
+CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
+IN_CI = os.environ.get("CI") == "true"
+OUTPUT = Path(__file__).resolve().parent / "output"
+# Headless, and nothing that phones home: the page must work with no request leaving the server.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists() and not IN_CI,
+    reason=f"{CHROMIUM} is not installed (apt-get install chromium); CI installs it",
+)
+
+
+@pytest.fixture
+def catalog(transactional_db):
+    """The live server sees committed rows only: load the catalog for real (flushed afterwards)."""
+    call_command("load_catalog", verbosity=0)
+
+
+@pytest.fixture
+def browser(catalog):
+    """A headless Debian chromium; a missing browser or Playwright fails under CI.
+
+    It needs the catalog first: once Playwright's event loop runs, Django refuses ORM calls
+    from this thread.
+    """
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: .ci/run should have installed Debian's chromium")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:  # pragma: no cover - requirements-dev.txt pins it
+        if IN_CI:
+            pytest.fail("playwright is not installed (requirements-dev.txt pins it)")
+        pytest.skip("playwright is not installed")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def _watch(page, origin: str) -> dict[str, list[str]]:
+    """Record requests that leave the server and console errors, to assert there are none."""
+    seen: dict[str, list[str]] = {"outside": [], "errors": []}
+
+    def on_request(request):
+        if not request.url.startswith((origin, "data:", "about:")):
+            seen["outside"].append(request.url)
+
+    page.on("request", on_request)
+    page.on("console", lambda msg: msg.type == "error" and seen["errors"].append(msg.text))
+    page.on("pageerror", lambda exc: seen["errors"].append(str(exc)))
+    return seen
+
+
+def test_plan_form_renders_table_and_charts(browser, live_server):
+    OUTPUT.mkdir(exist_ok=True)
+    context = browser.new_context(locale="en-US", viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    seen = _watch(page, live_server.url)
+
+    page.goto(f"{live_server.url}/plan")
+    assert page.locator("html").get_attribute("lang") == "en"
+    page.select_option("#id_model", "llama-3-8b")
+    page.select_option("#id_task", "finetune")
+    page.select_option("#id_method", "lora")
+    page.select_option("#id_precision", "bf16")
+    page.fill("#id_tokens", "200000000")
+    page.check("input[name=pricing][value=on_demand]")
+    page.check("input[name=pricing][value=spot]")
+    page.fill("#id_max_usd_per_hour", "40")
+    with page.expect_navigation() as navigation:
+        page.click("#plan-submit")
+    assert navigation.value.status == 200
+
+    # The address carries the form, so the plan can be shared.
+    query = parse_qs(urlparse(page.url).query)
+    assert query["model"] == ["llama-3-8b"] and query["tokens"] == ["200000000"]
+    assert sorted(query["pricing"]) == ["on_demand", "spot"]
+
+    rows = page.locator("#plans-table tbody tr")
+    assert 1 <= rows.count() <= 20
+    assert "$" in rows.first.inner_text()
+    assert page.locator("#plans-table tbody tr:first-child td").first.inner_text() == "1"
+
+    scatter = page.locator("#scatter-chart svg")
+    assert scatter.is_visible()
+    box = scatter.bounding_box()
+    assert box and box["width"] > 300 and box["height"] > 150
+    assert page.locator("#scatter-chart circle.point").count() >= rows.count()
+    assert "Estimated total cost (USD)" in scatter.inner_html()
+    assert page.locator("#memory-chart svg rect.segment").count() >= 2
+    assert page.locator("#memory-chart svg").is_visible()
+
+    shot = OUTPUT / "plan.png"
+    page.screenshot(path=str(shot), full_page=True)
+    print(f"screenshot: {shot}")
+    assert shot.stat().st_size > 10_000
+    assert seen["outside"] == [], seen["outside"]
+    assert seen["errors"] == [], seen["errors"]
+
+    # The same link on a phone, in Simplified Chinese: nothing wider than the screen but the
+    # table, which scrolls inside its own box.
+    phone = browser.new_context(
+        locale="zh-CN",
+        viewport={"width": 390, "height": 844},
+        extra_http_headers={"Accept-Language": "zh-CN,zh;q=0.9"},
+    )
+    mobile = phone.new_page()
+    mobile.set_default_timeout(30_000)
+    seen = _watch(mobile, live_server.url)
+    mobile.goto(page.url)
+    assert mobile.locator("html").get_attribute("lang") == "zh-hans"
+    assert "规划任务" in mobile.locator("header").inner_text()
+    assert mobile.locator("#plans-table tbody tr").count() == rows.count()
+    page_width = mobile.evaluate("document.documentElement.scrollWidth")
+    assert page_width <= 390 + 1, page_width
+    assert mobile.locator("#scatter-chart svg").bounding_box()["width"] <= 390
+    shot = OUTPUT / "plan-phone-zh.png"
+    mobile.screenshot(path=str(shot), full_page=False)
+    print(f"screenshot: {shot}")
+    assert seen["outside"] == [] and seen["errors"] == []
+    phone.close()
+    context.close()
+
+
+def test_price_browser_sorts_and_filters_in_the_browser(browser, live_server):
+    OUTPUT.mkdir(exist_ok=True)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(30_000)
+    seen = _watch(page, live_server.url)
+    page.goto(f"{live_server.url}/")
+    page.select_option("#id_gpu", "h100-sxm")
+    with page.expect_navigation():
+        page.click("form.filters button[type=submit]")
+    assert "gpu=h100-sxm" in page.url
+    with page.expect_navigation():
+        page.get_by_role("link", name="USD per hour", exact=True).click()
+    assert "sort=usd_per_hour" in page.url and "gpu=h100-sxm" in page.url
+    assert page.locator("th[aria-sort]").get_attribute("aria-sort") == "ascending"
+    cells = page.locator("table.prices tbody tr td:nth-child(9)").all_inner_texts()
+    values = [float(cell.replace("$", "").replace(",", "")) for cell in cells]
+    assert len(values) > 1 and values == sorted(values)
+    with page.expect_navigation():
+        page.get_by_role("link", name="USD per hour", exact=True).click()
+    assert page.locator("th[aria-sort]").get_attribute("aria-sort") == "descending"
+    shot = OUTPUT / "prices.png"
+    page.screenshot(path=str(shot))
+    print(f"screenshot: {shot}")
+    assert seen["outside"] == [] and seen["errors"] == []

@@ -1,0 +1,88 @@
+"""Template filters for numbers with their units, and translated names of stored codes."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django import template
+from django.utils.translation import gettext as _
+
+from .. import labels
+
+register = template.Library()
+
+DASH = "\u2014"
+Number = float | int | Decimal | None
+
+
+def _grouped(value: float, places: int) -> str:
+    return f"{value:,.{places}f}"
+
+
+@register.filter
+def usd(value: Number) -> str:
+    """$1,234.56; three decimals under a dollar ($0.404), where cents matter per GPU-hour."""
+    if value is None or value == "":
+        return DASH
+    number = float(value)
+    return "$" + _grouped(number, 2 if abs(number) >= 1 or number == 0 else 3)
+
+
+@register.filter
+def num(value: Number, places: int = 0) -> str:
+    """A number with thousands separators and ``places`` decimals; trailing zeros dropped."""
+    if value is None or value == "":
+        return DASH
+    text = _grouped(float(value), int(places))
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+@register.filter
+def gib(value: Number) -> str:
+    """Memory in GiB: 34.8 GiB."""
+    return DASH if value is None else f"{num(value, 1)} GiB"
+
+
+@register.filter
+def hours(value: Number) -> str:
+    """A duration in hours, with days added past two days: 9.98 h, 120 h (5.0 d)."""
+    if value is None:
+        return DASH
+    number = float(value)
+    text = f"{num(number, 2 if number < 10 else 1)} h"
+    if number >= 48:
+        text += " " + _("(%(days)s d)") % {"days": num(number / 24, 1)}
+    return text
+
+
+@register.filter
+def sci(value: Number) -> str:
+    """Large counts in scientific notation: 6.65e+18."""
+    return DASH if value is None else f"{float(value):.3g}"
+
+
+@register.filter
+def pct(value: Number) -> str:
+    return DASH if value is None else f"{num(value, 1)}%"
+
+
+LABEL_SETS = {
+    "pricing": labels.PRICING_MODELS,
+    "objective": labels.OBJECTIVES,
+    "segment": labels.SEGMENTS,
+    "provider_kind": labels.PROVIDER_KINDS,
+    "status": labels.SCRAPE_STATUS,
+    "sharing": labels.GPU_SHARING,
+    "billing": labels.BILLING,
+    "unit": labels.PRICE_UNITS,
+    "task": labels.TASKS,
+    "method": labels.METHODS,
+}
+
+
+@register.filter
+def label(code: str | None, kind: str) -> str:
+    """The translated name of a stored code: ``{{ price.pricing_model|label:"pricing" }}``."""
+    return labels.label(LABEL_SETS[kind], code)
