@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import difflib
+
 import django_filters as filters
+from django import forms as django_forms
 from django.db.models import Q
 from django.utils import timezone
 
@@ -37,6 +40,42 @@ class IdFilter(filters.NumberFilter):
 
 class CharInFilter(filters.BaseInFilter, filters.CharFilter):
     pass
+
+
+def _names(model_field: str):
+    app_model, field = model_field.rsplit(".", 1)
+
+    def load() -> set[str]:
+        from django.apps import apps
+
+        return set(apps.get_model("catalog", app_model).objects.values_list(field, flat=True))
+
+    return load
+
+
+# Filters naming catalog things: an unknown name is a 400 with the closest known names, not an
+# empty page a pipeline could mistake for "no prices".
+KNOWN_NAMES = {
+    "gpu": ("GPU", _names("GPU.slug")),
+    "provider": ("provider", _names("Provider.slug")),
+    "region": ("region", _names("Region.code")),
+}
+
+
+class KnownNamesForm(django_forms.Form):
+    def clean(self):
+        cleaned = super().clean()
+        for name, (what, load) in KNOWN_NAMES.items():
+            values = cleaned.get(name) if name in self.fields else None
+            if not values:
+                continue
+            known = load()
+            for value in values:
+                if value not in known:
+                    close = difflib.get_close_matches(value, sorted(known), n=3, cutoff=0.5)
+                    hint = f"; did you mean {', '.join(close)}?" if close else ""
+                    self.add_error(name, f"unknown {what} {value!r}{hint}")
+        return cleaned
 
 
 class ChoiceInFilter(filters.BaseInFilter, filters.ChoiceFilter):
@@ -94,6 +133,7 @@ class RegionFilterSet(filters.FilterSet):
 
     class Meta:
         model = Region
+        form = KnownNamesForm
         fields: list[str] = []
 
 
@@ -116,6 +156,7 @@ class InstanceTypeFilterSet(filters.FilterSet):
 
     class Meta:
         model = InstanceType
+        form = KnownNamesForm
         fields: list[str] = []
 
     def filter_datacenter_only(self, queryset, name, value):
@@ -150,6 +191,7 @@ class PriceFilterSet(filters.FilterSet):
 
     class Meta:
         model = Price
+        form = KnownNamesForm
         fields: list[str] = []
 
     def filter_max_age_days(self, queryset, name, value):
@@ -176,6 +218,7 @@ class PriceHistoryFilterSet(filters.FilterSet):
 
     class Meta:
         model = PriceHistory
+        form = KnownNamesForm
         fields: list[str] = []
 
 
@@ -186,4 +229,5 @@ class ScrapeRunFilterSet(filters.FilterSet):
 
     class Meta:
         model = ScrapeRun
+        form = KnownNamesForm
         fields: list[str] = []

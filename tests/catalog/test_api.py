@@ -191,3 +191,19 @@ def test_openapi_schema_and_docs(api_client):
     for path in ("/api/gpus/", "/api/prices/", "/api/prices/history/", "/api/instance-types/"):
         assert path in paths
     assert api_client.get("/api/docs/").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("url", "field", "hint"),
+    [
+        ("/api/prices/?gpu=h100x", "gpu", "h100"),
+        ("/api/prices/?provider=amazon", "provider", ""),
+        ("/api/instance-types/?gpu=a100-80gb", "gpu", "a100"),
+        ("/api/regions/?provider=gcp,aws2", "provider", "aws"),
+        ("/api/prices/?region=us-east-9", "region", "us-east-"),
+    ],
+)
+def test_unknown_names_in_filters_are_400_with_suggestions(api_client, url, field, hint):
+    response = api_client.get(url)
+    assert response.status_code == 400, response.content
+    assert hint in " ".join(response.json()["errors"][field])
