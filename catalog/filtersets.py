@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import difflib
+from datetime import timedelta
 
 import django_filters as filters
 from django import forms as django_forms
