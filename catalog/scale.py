@@ -395,7 +395,7 @@ def bench_reference_ensure(providers: list[BenchProvider]) -> tuple[ScaleReport,
             billing_granularity=choices.BillingGranularity.SECOND,
             source=BENCH_SOURCE,
             compliance_notes="Synthetic: for benchmarks only.",
-        )  # fmt: skip
+        )
         for p in providers
         if p.slug not in existing
     ]
@@ -415,7 +415,7 @@ def bench_reference_ensure(providers: list[BenchProvider]) -> tuple[ScaleReport,
             country=country,
             geography=geography,
             mainland_china=geography == choices.Geography.MAINLAND_CHINA,
-        )  # fmt: skip
+        )
         for p in providers
         for code, name, country, geography in p.regions
         if (p.slug, code) not in regions
@@ -446,7 +446,7 @@ def bench_reference_ensure(providers: list[BenchProvider]) -> tuple[ScaleReport,
             interconnect_inter=links.get(i.inter) if i.inter else None,
             network_gbps=i.network_gbps,
             source=BENCH_SOURCE,
-        )  # fmt: skip
+        )
         for p in providers
         for i in p.instances
         if (p.slug, i.name) not in instances
@@ -516,7 +516,7 @@ def bench_catalog_scale(*, prices: int, now: datetime | None = None) -> ScaleRep
                     usd_per_gpu_hour=usd_per_gpu_hour,
                     observed_at=price.observed_at,
                     source=price.source,
-                )  # fmt: skip
+                )
             )
         Price.objects.bulk_create(creates, batch_size=BATCH)
         PriceHistory.objects.bulk_create(history, batch_size=BATCH)

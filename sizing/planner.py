@@ -226,19 +226,25 @@ def _device(offer: Offer) -> GPUSpec:
     )
 
 
+def _billed_amount(hourly: float, pricing_model: str, hours: float | None) -> float | None:
+    """Total USD for the run at ``hourly`` for all nodes; commitment terms bill whole terms."""
+    if hours is None:
+        return None
+    term = TERM_HOURS.get(pricing_model)
+    if term is None:
+        return hourly * hours
+    terms = max(1, math.ceil(hours / term - 1e-9))
+    return hourly * term * terms
+
+
 def _billed_total(offer: Offer, nodes: int, hours: float | None) -> tuple[float | None, str | None]:
     """Total USD for the run; commitment terms bill whole terms. Returns (total, note)."""
-    hourly = offer.usd_per_hour * nodes
-    if hours is None:
-        return None, None
+    total = _billed_amount(offer.usd_per_hour * nodes, offer.pricing_model, hours)
     term = TERM_HOURS.get(offer.pricing_model)
-    if term is None:
-        return hourly * hours, None
+    if total is None or term is None:
+        return total, None
     terms = max(1, math.ceil(hours / term - 1e-9))
-    return (
-        hourly * term * terms,
-        f"{terms} x {offer.pricing_model.replace('_', ' ')} term billed in full",
-    )
+    return total, f"{terms} x {offer.pricing_model.replace('_', ' ')} term billed in full"
 
 
 def _host_check(offer: Offer, workload: Workload) -> tuple[dict[str, Any], list[str]]:
@@ -288,6 +294,133 @@ def _constraint_rejection(offer: Offer, c: Constraints) -> str | None:
     return None
 
 
+# Kinds of step a hardware profile takes through NODE_COUNTS (see _Profile).
+_OVER_MAX, _NO_FIT, _NO_THROUGHPUT, _OK = range(4)
+# Two steps whose leading sort-key figures (at 1 USD/h) are this close may swap order once the
+# real price multiplies them (float rounding); both are then ranked at the real price.
+_TIE_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One node count of one hardware profile: its estimate and what became of it."""
+
+    kind: int
+    nodes: int
+    total: int
+    sharding: str | None = None
+    estimate: Estimate | None = None
+    reason: str = ""
+
+
+class _Profile:
+    """Everything about an offer that does not depend on its price or pricing model: the device,
+    the topology and, node count by node count, the estimate and whether it fits.
+
+    Offers of the same instance type in every region and pricing model share one profile, so
+    the estimator runs once per profile and node count. Steps are computed as they are asked for.
+    """
+
+    def __init__(
+        self, offer: Offer, workload: Workload, c: Constraints, cache: _EstimateCache, max_gpus: int
+    ) -> None:
+        self.gpus_per_node = max(1, int(offer.gpu_count))
+        self.device = _device(offer)
+        self.capacity = self.device.memory_gib
+        self.intra = _intra_node_class(offer, self.gpus_per_node)
+        self.offer = offer
+        self.workload = workload
+        self.c = c
+        self.cache = cache
+        self.max_gpus = max_gpus
+        self.steps: list[_Step] = []
+        self._nodes = iter(NODE_COUNTS)
+        self._done = False
+        self.routes: dict[str, _Route] = {}
+
+    def step(self, index: int) -> _Step | None:
+        while len(self.steps) <= index and not self._done:
+            self._advance()
+        return self.steps[index] if index < len(self.steps) else None
+
+    def _advance(self) -> None:
+        nodes = next(self._nodes, None)
+        offer, c = self.offer, self.c
+        if nodes is None or (nodes > 1 and (not c.allow_multi_node or offer.gpu_count < 1)):
+            self._done = True
+            return
+        total = self.gpus_per_node * nodes
+        if total > self.max_gpus:
+            self.steps.append(_Step(_OVER_MAX, nodes, total))
+            self._done = True
+            return
+        topology = Topology(
+            gpu_count=total,
+            gpus_per_node=self.gpus_per_node,
+            intra_node=self.intra,
+            intra_bandwidth_gb_s=offer.intra_bandwidth_gb_s,
+            inter_node_rdma=offer.inter_rdma,
+            inter_node_gbps=offer.network_gbps,
+        )
+        sharding, est = self.cache.get(self.device, total, topology)
+        if est.memory_per_gpu_gib > self.capacity:
+            reason = (
+                "does_not_fit_memory" if nodes == 1 or c.allow_multi_node else "needs_multi_node"
+            )
+            self.steps.append(_Step(_NO_FIT, nodes, total, sharding, est, reason))
+            return
+        workload = self.workload
+        if workload.tokens and workload.task != "inference" and est.est_hours is None:
+            self.steps.append(_Step(_NO_THROUGHPUT, nodes, total, sharding, est))
+            self._done = True
+            return
+        self.steps.append(_Step(_OK, nodes, total, sharding, est))
+
+
+@dataclass
+class _Route:
+    """What one profile gives under one pricing model when no limit depends on the price: the
+    steps that survive (contenders: those that can rank first at some price), or the failure."""
+
+    considered: int
+    passing: list[_Step]
+    contenders: list[_Step]
+    failure: tuple[str, _Step | None] | None  # (reason, the step that failed)
+
+
+class _Candidate:
+    """The best step of one offer: enough to rank, collapse and advise; a Plan is built only for
+    the plans returned."""
+
+    __slots__ = ("est_hours", "est_total_usd", "gpu_count", "key", "nodes", "offer",
+                 "other_regions", "step", "usd_per_hour")  # fmt: skip
+
+    def __init__(self, offer: Offer, step: _Step, objective: str) -> None:
+        est = step.estimate
+        hourly = offer.usd_per_hour * step.nodes
+        hours = est.est_hours
+        total = _billed_amount(hourly, offer.pricing_model, hours)
+        gpu_count = step.total if offer.gpu_count >= 1 else offer.gpu_count
+        self.offer = offer
+        self.step = step
+        self.nodes = step.nodes
+        self.gpu_count = gpu_count
+        self.usd_per_hour = hourly
+        self.est_hours = hours
+        self.est_total_usd = total
+        self.other_regions: list[str] = []
+        # The same figures, in the same order, as Plan.sort_key.
+        total_key = total if total is not None else math.inf
+        hours_key = hours if hours is not None else math.inf
+        if objective == "fastest":
+            speed = -(est.tokens_per_second or 0.0) * gpu_count
+            self.key = (hours_key, speed, total_key, hourly)
+        elif objective == "cheapest_hourly":
+            self.key = (hourly, total_key, hours_key)
+        else:
+            self.key = (total_key, hourly, hours_key)
+
+
 def plan(
     workload: Workload,
     offers: list[Offer],
@@ -297,111 +430,226 @@ def plan(
     limit: int = 10,
     headroom: float = 0.0,
 ) -> PlanResult:
-    """Rank every eligible (offer, node count) for ``workload``; see the module docstring."""
+    """Rank every eligible (offer, node count) for ``workload``; see the module docstring.
+
+    Work is shared: offers with the same hardware share one profile (estimates per node count),
+    and unless a limit depends on the price (max_usd_per_hour, max_total_usd) the surviving node
+    counts per profile and pricing model are found once, leaving each offer a price comparison.
+    """
+    c = constraints
     cache = _EstimateCache(workload, headroom)
     rejected = Rejections()
-    best: dict[int, Plan] = {}
+    best: dict[int, _Candidate] = {}
     considered = 0
-    max_gpus = constraints.max_gpus or DEFAULT_MAX_GPUS
+    max_gpus = c.max_gpus or DEFAULT_MAX_GPUS
+    price_limits = c.max_usd_per_hour is not None or c.max_total_usd is not None
+    first_only = objective != "fastest" and workload.task == "inference"
+    profiles: dict[tuple, _Profile] = {}
+
+    def reject(reason: str, make_example) -> None:
+        entry = rejected.by_reason.setdefault(reason, {"count": 0, "examples": []})
+        entry["count"] += 1
+        if len(entry["examples"]) < rejected.max_examples:
+            entry["examples"].append(make_example())
+
     for offer in offers:
-        reason = _constraint_rejection(offer, constraints)
+        reason = _constraint_rejection(offer, c)
         if reason:
-            rejected.add(reason, offer.label)
+            reject(reason, lambda offer=offer: offer.label)
             continue
-        gpus_per_node = max(1, int(offer.gpu_count))
-        device = _device(offer)
-        intra = _intra_node_class(offer, gpus_per_node)
-        fitted_any = False
-        last_failure: tuple[str, str] | None = None
-        for nodes in NODE_COUNTS:
-            if nodes > 1 and (not constraints.allow_multi_node or offer.gpu_count < 1):
-                break
-            total = gpus_per_node * nodes
-            if total > max_gpus:
-                if not fitted_any:
-                    last_failure = last_failure or (
-                        "over_max_gpus",
-                        f"{offer.label}: needs more than {max_gpus} GPUs",
-                    )
-                break
-            considered += 1
-            topology = Topology(
-                gpu_count=total,
-                gpus_per_node=gpus_per_node,
-                intra_node=intra,
-                intra_bandwidth_gb_s=offer.intra_bandwidth_gb_s,
-                inter_node_rdma=offer.inter_rdma,
-                inter_node_gbps=offer.network_gbps,
-            )
-            sharding, est = cache.get(device, total, topology)
-            capacity = device.memory_gib
-            if est.memory_per_gpu_gib > capacity:
-                last_failure = (
-                    "does_not_fit_memory"
-                    if nodes == 1 or constraints.allow_multi_node
-                    else "needs_multi_node",
-                    f"{offer.label}: needs {est.memory_per_gpu_gib:.1f} GiB per GPU on {total} GPU(s), has {capacity:g}",
+        key = (id(offer.gpu), offer.gpu_count, offer.intra_kind, offer.intra_slug,
+               offer.intra_bandwidth_gb_s, offer.inter_rdma, offer.network_gbps)  # fmt: skip
+        profile = profiles.get(key)
+        if profile is None:
+            profile = profiles[key] = _Profile(offer, workload, c, cache, max_gpus)
+        if price_limits:
+            counted, found, failure = _walk(profile, offer, c, objective, first_only)
+        else:
+            route = profile.routes.get(offer.pricing_model)
+            if route is None:
+                route = profile.routes[offer.pricing_model] = _route(
+                    profile, offer, c, objective, first_only
                 )
-                continue
-            fitted_any = True
-            if workload.tokens and workload.task != "inference" and est.est_hours is None:
-                last_failure = (
-                    "no_throughput_figure",
-                    f"{offer.label}: the catalog has no dense {workload.precision} figure for {offer.gpu.slug}",
-                )
-                break
-            candidate = _make_plan(offer, workload, nodes, total, sharding, est, capacity)
-            failure = _limit_rejection(candidate, constraints)
-            if failure:
-                last_failure = (failure, f"{offer.label} x{nodes} node(s): {_describe(candidate)}")
-                continue
+            counted, failure, found = route.considered, route.failure, None
+            if route.passing:
+                steps = route.contenders if offer.usd_per_hour > 0 else route.passing
+                for step in steps:
+                    candidate = _Candidate(offer, step, objective)
+                    if found is None or candidate.key < found.key:
+                        found = candidate
+        considered += counted
+        if found is not None:
             current = best.get(offer.price_id)
-            if current is None or candidate.sort_key(objective) < current.sort_key(objective):
-                best[offer.price_id] = candidate
-            if objective != "fastest" and workload.task == "inference":
-                break  # more nodes only add cost for the same answer
-        if offer.price_id not in best:
-            if last_failure is None and not constraints.allow_multi_node:
-                last_failure = ("needs_multi_node", offer.label)
-            if last_failure:
-                if last_failure[0] == "does_not_fit_memory" and not constraints.allow_multi_node:
-                    last_failure = ("needs_multi_node", last_failure[1])
-                rejected.add(*last_failure)
-    plans = _collapse_regions(sorted(best.values(), key=lambda p: p.sort_key(objective)))
-    _annotate_alternatives(plans)
-    for rank, item in enumerate(plans[:limit], start=1):
+            if current is None or found.key < current.key:
+                best[offer.price_id] = found
+        if offer.price_id in best:
+            continue
+        if failure is None and not c.allow_multi_node:
+            failure = ("needs_multi_node", None)
+        if failure:
+            name = failure[0]
+            if name == "does_not_fit_memory" and not c.allow_multi_node:
+                name = "needs_multi_node"
+            reject(
+                name,
+                lambda offer=offer, failure=failure, profile=profile: _failure_example(
+                    offer, failure, profile, workload, max_gpus
+                ),
+            )
+    ranked = _collapse_regions(sorted(best.values(), key=lambda p: p.key))
+    plans = [_plan_from(candidate, workload) for candidate in ranked[:limit]]
+    _annotate_alternatives(plans, ranked)
+    for rank, item in enumerate(plans, start=1):
         item.rank = rank
-    advice = _advice(workload, plans, rejected, constraints)
+    advice = _advice(workload, ranked, rejected, constraints)
     if constraints.max_gpus is None and (
-        rejected.count("over_max_gpus") or any(p.gpu_count >= DEFAULT_MAX_GPUS for p in plans[:limit])
+        rejected.count("over_max_gpus") or any(p.gpu_count >= DEFAULT_MAX_GPUS for p in plans)
     ):
         advice.append(
             f"Plans were capped at {DEFAULT_MAX_GPUS} GPUs; set max_gpus to weigh larger clusters."
         )
-    return PlanResult(plans=plans[:limit], rejected=rejected, advice=advice, considered=considered)
+    return PlanResult(plans=plans, rejected=rejected, advice=advice, considered=considered)
 
 
-def _describe(p: Plan) -> str:
+def _route(
+    profile: _Profile, offer: Offer, c: Constraints, objective: str, first_only: bool
+) -> _Route:
+    """Walk a profile's steps under one pricing model where no limit depends on the price."""
+    considered = 0
+    failure = None
+    fitted_any = False
+    passing: list[_Step] = []
+    index = 0
+    while (step := profile.step(index)) is not None:
+        index += 1
+        if step.kind == _OVER_MAX:
+            if not fitted_any and failure is None:
+                failure = ("over_max_gpus", step)
+            break
+        considered += 1
+        if step.kind == _NO_FIT:
+            failure = (step.reason, step)
+            continue
+        fitted_any = True
+        if step.kind == _NO_THROUGHPUT:
+            failure = ("no_throughput_figure", step)
+            break
+        limit_failure = _limit_failure(
+            c, offer.pricing_model, step.estimate.est_hours, hourly=None, total=None
+        )
+        if limit_failure:
+            failure = (limit_failure, step)
+            continue
+        passing.append(step)
+        if first_only:
+            break
+    contenders = passing
+    if len(passing) > 1:
+        # Rank at 1 USD/h: a step whose leading figure is clearly worse stays worse at any price.
+        unit = replace(offer, usd_per_hour=1.0)
+        leads = [_Candidate(unit, step, objective).key[0] for step in passing]
+        bound = min(leads) * (1 + _TIE_TOLERANCE)
+        contenders = [step for step, lead in zip(passing, leads, strict=True) if lead <= bound]
+    return _Route(considered, passing, contenders, None if passing else failure)
+
+
+def _walk(
+    profile: _Profile, offer: Offer, c: Constraints, objective: str, first_only: bool
+) -> tuple[int, _Candidate | None, tuple | None]:
+    """Walk a profile's steps for one offer at its price (limits on the price apply)."""
+    considered = 0
+    failure = None
+    fitted_any = False
+    found: _Candidate | None = None
+    index = 0
+    while (step := profile.step(index)) is not None:
+        index += 1
+        if step.kind == _OVER_MAX:
+            if not fitted_any and failure is None:
+                failure = ("over_max_gpus", step)
+            break
+        considered += 1
+        if step.kind == _NO_FIT:
+            failure = (step.reason, step)
+            continue
+        fitted_any = True
+        if step.kind == _NO_THROUGHPUT:
+            failure = ("no_throughput_figure", step)
+            break
+        candidate = _Candidate(offer, step, objective)
+        limit_failure = _limit_failure(
+            c, offer.pricing_model, candidate.est_hours,
+            hourly=candidate.usd_per_hour, total=candidate.est_total_usd,
+        )  # fmt: skip
+        if limit_failure:
+            failure = (limit_failure, step)
+            continue
+        if found is None or candidate.key < found.key:
+            found = candidate
+        if first_only:
+            break
+    return considered, found, failure
+
+
+def _failure_example(
+    offer: Offer, failure: tuple, profile: _Profile, workload: Workload, max_gpus: int
+) -> str:
+    """The example a rejection lists, written only for the first few of each reason."""
+    step = failure[1]
+    if step is None:
+        return offer.label
+    if step.kind == _OVER_MAX:
+        return f"{offer.label}: needs more than {max_gpus} GPUs"
+    if step.kind == _NO_FIT:
+        return (
+            f"{offer.label}: needs {step.estimate.memory_per_gpu_gib:.1f} GiB per GPU on "
+            f"{step.total} GPU(s), has {profile.capacity:g}"
+        )
+    if step.kind == _NO_THROUGHPUT:
+        return (
+            f"{offer.label}: the catalog has no dense {workload.precision} figure for "
+            f"{offer.gpu.slug}"
+        )
+    candidate = _Candidate(offer, step, "cheapest")
+    return f"{offer.label} x{step.nodes} node(s): {_describe(candidate)}"
+
+
+def _plan_from(candidate: _Candidate, workload: Workload) -> Plan:
+    step = candidate.step
+    device_capacity = _device(candidate.offer).memory_gib
+    result = _make_plan(
+        candidate.offer, workload, step.nodes, step.total, step.sharding, step.estimate,
+        device_capacity,
+    )  # fmt: skip
+    result.other_regions = candidate.other_regions
+    return result
+
+
+def _describe(p) -> str:
     hours = "?" if p.est_hours is None else f"{p.est_hours:,.1f} h"
     total = "?" if p.est_total_usd is None else f"${p.est_total_usd:,.0f}"
     return f"${p.usd_per_hour:,.2f}/h, {hours}, {total}"
 
 
-def _limit_rejection(p: Plan, c: Constraints) -> str | None:
-    if c.max_usd_per_hour is not None and p.usd_per_hour > c.max_usd_per_hour:
+def _limit_failure(
+    c: Constraints,
+    pricing_model: str,
+    hours: float | None,
+    *,
+    hourly: float | None,
+    total: float | None,
+) -> str | None:
+    """Why a plan breaks a limit; ``hourly``/``total`` None when no limit on them is set."""
+    if c.max_usd_per_hour is not None and hourly > c.max_usd_per_hour:
         return "over_max_usd_per_hour"
-    if c.max_hours is not None and p.est_hours is not None and p.est_hours > c.max_hours:
+    if c.max_hours is not None and hours is not None and hours > c.max_hours:
         return "over_max_hours"
-    if (
-        c.max_total_usd is not None
-        and p.est_total_usd is not None
-        and p.est_total_usd > c.max_total_usd
-    ):
+    if c.max_total_usd is not None and total is not None and total > c.max_total_usd:
         return "over_max_total_usd"
-    term = TERM_HOURS.get(p.offer.pricing_model)
-    if term is not None and p.est_hours is None and not c.pricing_explicit:
+    term = TERM_HOURS.get(pricing_model)
+    if term is not None and hours is None and not c.pricing_explicit:
         return "term_needs_run_length"
-    if term is not None and p.est_hours is not None and p.est_hours < term * MIN_TERM_USE:
+    if term is not None and hours is not None and hours < term * MIN_TERM_USE:
         return "run_too_short_for_term"
     return None
 
@@ -507,12 +755,18 @@ def _make_plan(
     )
 
 
-def _collapse_regions(plans: list[Plan]) -> list[Plan]:
+def _collapse_regions(plans: list) -> list:
     """One plan per machine and price: the same offer at the same price in several regions is
     listed once, with the other regions named."""
     kept: dict[tuple, Plan] = {}
     for p in plans:
-        key = (p.offer.provider, p.offer.instance_type, p.offer.pricing_model, p.nodes, round(p.usd_per_hour, 6))
+        key = (
+            p.offer.provider,
+            p.offer.instance_type,
+            p.offer.pricing_model,
+            p.nodes,
+            round(p.usd_per_hour, 6),
+        )
         first = kept.get(key)
         if first is None:
             kept[key] = p
@@ -521,32 +775,33 @@ def _collapse_regions(plans: list[Plan]) -> list[Plan]:
     return list(kept.values())
 
 
-def _annotate_alternatives(plans: list[Plan]) -> None:
-    """Say when a subscription beats hourly for the same machine, and what spot saves."""
-    by_machine: dict[tuple, dict[str, Plan]] = {}
-    for p in plans:
-        key = (p.offer.provider, p.offer.instance_type, p.offer.region, p.nodes)
-        by_machine.setdefault(key, {})[p.offer.pricing_model] = p
-    for models in by_machine.values():
-        hourly = models.get("on_demand")
+def _annotate_alternatives(plans: list[Plan], ranked: list) -> None:
+    """Say when a subscription beats hourly for the same machine, and what spot saves.
+
+    ``ranked`` is every collapsed candidate (the same machine's on-demand plan may rank below
+    the ones returned); only the returned ``plans`` get the reason.
+    """
+    on_demand: dict[tuple, Any] = {}
+    for p in ranked:
+        if p.offer.pricing_model == "on_demand":
+            on_demand[(p.offer.provider, p.offer.instance_type, p.offer.region, p.nodes)] = p
+    for other in plans:
+        name = other.offer.pricing_model
+        if name not in ("monthly", "yearly", "reserved_1y", "reserved_3y", "spot"):
+            continue
+        hourly = on_demand.get(
+            (other.offer.provider, other.offer.instance_type, other.offer.region, other.nodes)
+        )
         if hourly is None or hourly.est_total_usd is None:
             continue
-        for name in ("monthly", "yearly", "reserved_1y", "reserved_3y", "spot"):
-            other = models.get(name)
-            if (
-                other is None
-                or other.est_total_usd is None
-                or other.est_total_usd >= hourly.est_total_usd
-            ):
-                continue
-            saving = 100.0 * (1 - other.est_total_usd / hourly.est_total_usd)
-            label = "Spot" if name == "spot" else name.replace("_", " ").capitalize()
-            other.reasons.append(f"{label} beats on-demand by {saving:.0f}% for this run")
+        if other.est_total_usd is None or other.est_total_usd >= hourly.est_total_usd:
+            continue
+        saving = 100.0 * (1 - other.est_total_usd / hourly.est_total_usd)
+        label = "Spot" if name == "spot" else name.replace("_", " ").capitalize()
+        other.reasons.append(f"{label} beats on-demand by {saving:.0f}% for this run")
 
 
-def _advice(
-    workload: Workload, plans: list[Plan], rejected: Rejections, c: Constraints
-) -> list[str]:
+def _advice(workload: Workload, plans: list, rejected: Rejections, c: Constraints) -> list[str]:
     advice: OrderedDict[str, None] = OrderedDict()
     spot = [p for p in plans if p.offer.pricing_model == "spot" and p.est_total_usd]
     on_demand = {

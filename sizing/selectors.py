@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import hashlib
+import logging
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import QuerySet
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection
+from django.db.models import FloatField, QuerySet
+from django.db.models.functions import Cast
 from django.utils import timezone
 
-from catalog.models import GPU, Price
+from catalog.models import GPU, InstanceType, Interconnect, Price, Provider, Region
 from catalog.querysets import stale_cutoff
 from catalog.selectors import catalog_as_of
 
 from .estimator import Estimate, GPUSpec, Workload, estimate
 from .planner import Constraints, Offer, Plan, plan
+
+logger = logging.getLogger(__name__)
 
 
 def gpu_spec(gpu: GPU) -> GPUSpec:
@@ -103,9 +111,82 @@ def offers_from_prices(
     return offers
 
 
+_INSTANCE_COLUMNS = (
+    "pk", "name", "gpu_id", "gpu_count", "gpu_sharing", "vcpus", "ram_gib", "local_disk_gb",
+    "local_disk_type", "network_gbps", "provider__slug", "provider__mainland_china",
+    "provider__compliance_notes", "interconnect_intra__slug", "interconnect_intra__kind",
+    "interconnect_intra__bandwidth_gb_s", "interconnect_inter__slug", "interconnect_inter__kind",
+    "interconnect_inter__rdma",
+)  # fmt: skip
+
+
 def offer_list(constraints: Constraints, *, now: datetime | None = None) -> list[Offer]:
-    """Every offer the planner should weigh, in one query whatever the catalog's size."""
-    return offers_from_prices(offer_queryset(constraints), now=now)
+    """Every offer the planner should weigh, in four queries whatever the catalog's size.
+
+    Prices come as plain rows (no model instances); instance types, regions and GPUs, which
+    thousands of prices share, are read once each and their planner values built once each.
+    Same offers, in the same order, as ``offers_from_prices(offer_queryset(constraints))``.
+    """
+    cutoff = stale_cutoff(now or timezone.now())
+    rows = list(
+        offer_queryset(constraints)
+        .select_related(None)
+        .annotate(usd=Cast("usd_per_hour", FloatField()))
+        .values_list("pk", "instance_type_id", "region_id", "pricing_model", "usd", "observed_at")
+    )
+    if not rows:
+        return []
+    gpus = {}
+    for gpu in GPU.objects.all():
+        gpus[gpu.pk] = (gpu_spec(gpu), gpu.segment, gpu.datacenter_use_allowed)
+    instances = {}
+    instance_ids = {row[1] for row in rows}
+    for (pk, name, gpu_id, gpu_count, sharing, vcpus, ram, disk, disk_type, network, provider,
+         provider_china, notes, intra_slug, intra_kind, intra_bw, inter_slug, inter_kind,
+         inter_rdma) in InstanceType.objects.filter(is_active=True).values_list(*_INSTANCE_COLUMNS):  # fmt: skip
+        if pk not in instance_ids:
+            continue
+        spec, segment, allowed = gpus[gpu_id]
+        instances[pk] = {
+            "provider": provider,
+            "provider_mainland_china": provider_china,
+            "compliance_notes": notes,
+            "instance_type": name,
+            "gpu": spec,
+            "gpu_segment": segment,
+            "gpu_datacenter_use_allowed": allowed,
+            "gpu_count": float(gpu_count),
+            "gpu_sharing": sharing,
+            "vcpus": vcpus,
+            "ram_gib": ram,
+            "local_disk_gb": disk,
+            "local_disk_type": disk_type,
+            "intra_slug": intra_slug,
+            "intra_kind": intra_kind,
+            "intra_bandwidth_gb_s": intra_bw,
+            "inter_slug": inter_slug,
+            "inter_kind": inter_kind,
+            "inter_rdma": bool(inter_slug and inter_rdma),
+            "network_gbps": network,
+        }
+    regions = {
+        pk: {"region": code, "country": country, "region_mainland_china": china}
+        for pk, code, country, china in Region.objects.values_list(
+            "pk", "code", "country", "mainland_china"
+        )
+    }
+    return [
+        Offer(
+            price_id=pk,
+            pricing_model=pricing_model,
+            usd_per_hour=usd,
+            observed_at=observed_at,
+            stale=observed_at < cutoff,
+            **instances[instance_id],
+            **regions[region_id],
+        )
+        for pk, instance_id, region_id, pricing_model, usd, observed_at in rows
+    ]
 
 
 # --- Operations: estimate, recommend, compare ----------------------------------------------
@@ -177,14 +258,66 @@ def _headline_estimate(workload: Workload, plans: list[Plan]) -> dict[str, Any]:
     return estimate_dict(estimate(workload), gpu=None, gpu_count=1)
 
 
+# Answers are kept this long at most; a change to the catalog (see catalog_version) or a fresh
+# price turning stale ends them sooner. Bounds what the fingerprint cannot see (a code deploy).
+RECOMMEND_CACHE_SECONDS = 300
+
+
+def catalog_version() -> str:
+    """A fingerprint of everything an answer is built from, in one query.
+
+    Prices: count, newest id and newest ``updated_at`` (every write path sets it: saves, the
+    ingest's bulk update, renormalisation), so a refresh always changes it. Reference tables:
+    counts and checksums of the fields the planner reads.
+    """
+    price, gpu, instance, region, provider, link = (
+        m._meta.db_table for m in (Price, GPU, InstanceType, Region, Provider, Interconnect)
+    )
+    flag = "SUM(CASE WHEN {} THEN 1 ELSE 0 END)".format
+    sql = f"""SELECT
+        (SELECT COUNT(*) FROM {price}), (SELECT MAX(id) FROM {price}),
+        (SELECT MAX(updated_at) FROM {price}),
+        (SELECT COUNT(*) FROM {gpu}), (SELECT MAX(updated_at) FROM {gpu}),
+        (SELECT COUNT(*) || ':' || MAX(id) || ':' || SUM(vcpus) || ':' || SUM(ram_gib) || ':'
+            || SUM(gpu_count) || ':' || SUM(local_disk_gb) || ':' || SUM(COALESCE(network_gbps, 0))
+            || ':' || {flag("is_active")} || ':' || SUM(LENGTH(name)) || ':' || SUM(gpu_id) || ':'
+            || SUM(COALESCE(interconnect_intra_id, 0)) || ':' || SUM(COALESCE(interconnect_inter_id, 0))
+            || ':' || SUM(LENGTH(gpu_sharing) + LENGTH(local_disk_type)) FROM {instance}),
+        (SELECT COUNT(*) || ':' || MAX(id) || ':' || SUM(LENGTH(code) + LENGTH(country)) || ':'
+            || {flag("mainland_china")} FROM {region}),
+        (SELECT COUNT(*) || ':' || MAX(id) || ':' || SUM(LENGTH(slug) + LENGTH(compliance_notes))
+            || ':' || {flag("mainland_china")} FROM {provider}),
+        (SELECT COUNT(*) || ':' || MAX(id) || ':' || SUM(bandwidth_gb_s) || ':' || {flag("rdma")}
+            || ':' || SUM(LENGTH(slug) + LENGTH(kind)) FROM {link})
+    """  # noqa: S608 - table names from the models, no input
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        row = cursor.fetchone()
+    return hashlib.sha256(repr(row).encode()).hexdigest()
+
+
+def _answer_key(workload: Workload, constraints: Constraints, objective: str, limit: int) -> str:
+    text = repr((workload, constraints, objective, limit, settings.PRICE_STALE_AFTER_DAYS))
+    return "recommend:" + hashlib.sha256(text.encode()).hexdigest()
+
+
 def recommend(
     workload: Workload, constraints: Constraints, *, objective: str, limit: int
 ) -> dict[str, Any]:
-    """Ranked plans for a workload over the live catalog, with rejections and advice."""
+    """Ranked plans for a workload over the live catalog, with rejections and advice.
+
+    Answers are cached per request and catalog fingerprint, so bursts of the same question cost
+    one small query each; any write to the catalog (a refresh, a curator's edit) changes the
+    fingerprint, and an answer also ends when one of its fresh prices would turn stale.
+    """
     now = timezone.now()
+    key = f"{_answer_key(workload, constraints, objective, limit)}:{catalog_version()}"
+    cached = _cache_get(key)
+    if cached is not None and now < cached["valid_until"]:
+        return cached["answer"]
     offers = offer_list(constraints, now=now)
     result = plan(workload, offers, constraints, objective=objective, limit=limit)
-    return {
+    answer = {
         "estimate": _headline_estimate(workload, result.plans),
         "recommendations": [plan_dict(p) for p in result.plans],
         "rejected": result.rejected.by_reason,
@@ -193,14 +326,36 @@ def recommend(
         "objective": objective,
         "considered": result.considered,
     }
+    timeout = getattr(settings, "RECOMMEND_CACHE_SECONDS", RECOMMEND_CACHE_SECONDS)
+    valid_until = now + timedelta(seconds=timeout)
+    fresh = [o.observed_at for o in offers if not o.stale]
+    if fresh:
+        valid_until = min(valid_until, min(fresh) + timedelta(days=settings.PRICE_STALE_AFTER_DAYS))
+    if timeout > 0:
+        _cache_set(key, {"answer": answer, "valid_until": valid_until}, timeout)
+    return answer
+
+
+def _cache_get(key: str) -> Any:
+    try:
+        return cache.get(key)
+    except Exception:  # a cache outage costs speed, never the answer
+        logger.warning("recommend cache unavailable", exc_info=True)
+        return None
+
+
+def _cache_set(key: str, value: Any, timeout: int) -> None:
+    try:
+        cache.set(key, value, timeout)
+    except Exception:
+        logger.warning("recommend cache unavailable", exc_info=True)
 
 
 def compare(
     workload: Workload, targets: list[dict[str, str]], constraints: Constraints
 ) -> dict[str, Any]:
     """One row per named instance type or GPU: its best plan, or why nothing fits."""
-    prices = list(offer_queryset(replace(constraints, gpus=(), providers=(), regions=())))
-    offers = offers_from_prices(prices)
+    offers = offer_list(replace(constraints, gpus=(), providers=(), regions=()))
     rows = []
     first_fit: Plan | None = None
     for target in targets:

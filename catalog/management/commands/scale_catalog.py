@@ -31,7 +31,10 @@ class Command(BaseCommand):
             return
         if prices < 0:
             raise CommandError("--prices must be 0 or more")
-        report = bench_catalog_scale(prices=prices)
+        try:
+            report = bench_catalog_scale(prices=prices)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
         elapsed = time.perf_counter() - started
         self.stdout.write(
             self.style.SUCCESS(f"Bench catalog: {report.as_text()} in {elapsed:.1f} s")

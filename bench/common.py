@@ -1,0 +1,140 @@
+"""Shared set-up of the benchmarks: a PostgreSQL bench database, Django, and the machine's figures.
+
+Every bench script runs from the repository root (``.venv/bin/python bench/<name>.py``) against
+``DATABASE_URL`` (default: postgres://postgres@127.0.0.1:5432/gpuatlas_bench, created and migrated
+when missing) and prints the machine it ran on before its figures.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/gpuatlas_bench"
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def bench_environment(settings_module: str = "config.settings.local") -> dict[str, str]:
+    """The environment every bench process uses: DEBUG off (no query log), the bench database."""
+    env = dict(os.environ)
+    env.setdefault("DATABASE_URL", DEFAULT_DATABASE_URL)
+    env.setdefault("DJANGO_SETTINGS_MODULE", settings_module)
+    env.setdefault("DJANGO_DEBUG", "false")
+    env.setdefault("DJANGO_SECRET_KEY", "bench-only-secret-key")
+    return env
+
+
+def ensure_database(url: str) -> None:
+    """Create the bench database when it does not exist (PostgreSQL only)."""
+    import psycopg
+
+    parts = urlsplit(url)
+    if not parts.scheme.startswith("postgres"):
+        raise SystemExit(f"the benchmarks run on PostgreSQL; DATABASE_URL is {url!r}")
+    name = parts.path.lstrip("/")
+    admin = parts._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def setup_django(*, migrate: bool = True) -> None:
+    """Point this process at the bench database, migrate it and load the curated catalog."""
+    os.environ.update(bench_environment())
+    ensure_database(os.environ["DATABASE_URL"])
+    import django
+
+    django.setup()
+    if migrate:
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0)
+        call_command("load_catalog", verbosity=0)
+
+
+def machine() -> dict[str, str]:
+    """What the figures were measured on."""
+    uname = platform.uname()
+    info = {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": f"{uname.system} {uname.release} {uname.machine}",
+        "cpus": str(os.cpu_count()),
+        "cpu": _cpu_model(),
+        "python": platform.python_version(),
+        "load average": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        "revision": git_revision(),
+    }
+    try:
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT version()")
+            info["database"] = cursor.fetchone()[0].split(" on ")[0]
+    except Exception:  # not set up (the load script reads it from the server's database)
+        pass
+    return info
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def print_machine(title: str) -> None:
+    print(f"# {title}")
+    for key, value in machine().items():
+        print(f"{key:>13}: {value}")
+    print()
+
+
+@contextmanager
+def timed() -> dict:
+    result = {}
+    start = time.perf_counter()
+    try:
+        yield result
+    finally:
+        result["seconds"] = time.perf_counter() - start
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+
+    def at(q: float) -> float:
+        return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+    return {
+        "p50": at(0.50),
+        "p95": at(0.95),
+        "p99": at(0.99),
+        "mean": statistics.fmean(ordered),
+    }
+
+
+def git_revision() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+        return out.stdout.strip() + ("+changes" if dirty else "")
+    except OSError:
+        return "unknown"

@@ -1,0 +1,250 @@
+"""Recommendation latency and throughput under gunicorn (2 workers), next to /healthz, with wrk.
+
+Run from the repository root (needs `wrk`: `apt-get install -y wrk`; PostgreSQL and Redis on
+127.0.0.1; loopback traffic only, each load run bounded in time):
+
+    .venv/bin/python bench/recommend_load.py                      # default catalog, then 50,000
+    .venv/bin/python bench/recommend_load.py --sizes 0 --duration 10
+
+For each catalog size (bench prices added by scale_catalog on top of the curated catalog) it
+starts gunicorn with the production settings and 2 workers, then runs wrk against:
+- GET /healthz, the trivial endpoint (it checks the database and Redis);
+- POST /api/recommend, a LoRA question and a 70B full fine-tune, the same body each time (a CI
+  burst: the first request computes, the rest come from the answer cache);
+- the same two with a different `tokens` in every request ("cold": every request computes).
+Each run reports p50/p95/p99 and requests/s; recommend p50 is also given as a multiple of /healthz.
+The database is vacuumed after each catalog change, as autovacuum would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+from common import ROOT, bench_environment, print_machine, setup_django
+
+LIGHT = {
+    "workload": {
+        "model": "llama-3-8b",
+        "method": "lora",
+        "gradient_checkpointing": "full",
+        "tokens": 2e8,
+    },
+    "constraints": {"pricing": ["on_demand", "spot"]},
+    "limit": 10,
+}
+HEAVY = {
+    "workload": {
+        "model": "llama-3-70b",
+        "method": "full",
+        "gradient_checkpointing": "full",
+        "tokens": 1e9,
+    },
+    "constraints": {"datacenter_only": True},
+    "objective": "cheapest",
+    "limit": 10,
+}
+REDIS_URL = "redis://127.0.0.1:6379/5"
+
+# wrk script: one request shape, optionally a new `tokens` per request (cache misses), and the
+# figures printed as JSON at the end.
+LUA = """
+wrk.method = "%(method)s"
+wrk.headers["Content-Type"] = "application/json"
+local body = [[%(body)s]]
+local vary = %(vary)s
+local counter = 0
+request = function()
+  if vary then
+    counter = counter + 1
+    local b = string.gsub(body, '"tokens": [0-9.e+]+', '"tokens": ' .. (1e8 + counter * 7919))
+    return wrk.format(nil, nil, nil, b)
+  end
+  return wrk.format(nil, nil, nil, %(body_or_nil)s)
+end
+done = function(summary, latency, requests)
+  local s = summary.duration / 1e6
+  io.write(string.format(
+    'RESULT {"requests": %%d, "seconds": %%.3f, "p50_ms": %%.2f, "p95_ms": %%.2f, ' ..
+    '"p99_ms": %%.2f, "max_ms": %%.2f, "non_2xx": %%d, "errors": %%d}\\n',
+    summary.requests, s, latency:percentile(50) / 1000, latency:percentile(95) / 1000,
+    latency:percentile(99) / 1000, latency.max / 1000, summary.errors.status,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
+end
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_server(port: int) -> subprocess.Popen:
+    env = bench_environment("config.settings.production")
+    env.update(
+        DJANGO_SETTINGS_MODULE="config.settings.production",
+        DJANGO_SECURE_SSL_REDIRECT="false",
+        DJANGO_ALLOWED_HOSTS="127.0.0.1,localhost",
+        API_ANON_THROTTLE_RATE="1000000/minute",
+        REDIS_URL=REDIS_URL,
+        LOG_LEVEL="WARNING",
+    )
+    server = subprocess.Popen(
+        [str(ROOT / ".venv/bin/gunicorn"), "config.wsgi:application", "-w", "2",
+         "-b", f"127.0.0.1:{port}", "--log-level", "warning"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as reply:
+                if reply.status == 200:
+                    return server
+        except OSError:
+            time.sleep(0.5)
+    server.terminate()
+    raise SystemExit(f"gunicorn did not answer /healthz: {server.stderr.read()[-2000:]}")
+
+
+def stop_server(server: subprocess.Popen) -> None:
+    server.send_signal(signal.SIGTERM)
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+
+
+def post(port: int, body: dict) -> tuple[float, dict]:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/api/recommend",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    start = time.perf_counter()
+    with urllib.request.urlopen(request, timeout=120) as reply:
+        answer = json.loads(reply.read())
+    return time.perf_counter() - start, answer
+
+
+def wrk(port: int, path: str, *, body: dict | None, vary: bool, seconds: int, conns: int) -> dict:
+    text = json.dumps(body) if body else ""
+    script = LUA % {
+        "method": "POST" if body else "GET",
+        "body": text,
+        "vary": "true" if vary else "false",
+        "body_or_nil": "body" if body else "nil",
+    }
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as fh:
+        fh.write(script)
+    try:
+        out = subprocess.run(
+            ["wrk", "-t1", f"-c{conns}", f"-d{seconds}s", "--timeout", "60s", "-s", fh.name,
+             f"http://127.0.0.1:{port}{path}"],
+            capture_output=True, text=True, timeout=seconds + 120,
+        )  # fmt: skip
+    finally:
+        os.unlink(fh.name)
+    for line in out.stdout.splitlines():
+        if line.startswith("RESULT "):
+            result = json.loads(line.removeprefix("RESULT "))
+            result["rps"] = result["requests"] / result["seconds"]
+            return result
+    raise SystemExit(f"wrk printed no result:\n{out.stdout}\n{out.stderr}")
+
+
+def vacuum() -> None:
+    """VACUUM ANALYZE, as autovacuum would after a bulk change (some test set-ups run PostgreSQL
+    with autovacuum off, and a table full of dead rows slows every scan)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
+
+
+def flush_redis() -> None:
+    import redis
+
+    redis.Redis.from_url(REDIS_URL).flushdb()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--sizes", default="0,50000", help="bench prices to add, comma-separated (0: default)"
+    )
+    parser.add_argument("--duration", type=int, default=15, help="seconds per wrk run")
+    parser.add_argument("--connections", type=int, default=2, help="wrk connections")
+    args = parser.parse_args()
+    if not shutil.which("wrk"):
+        raise SystemExit("wrk is not installed: apt-get install -y wrk")
+    setup_django()
+    from django.core.management import call_command
+
+    from catalog.models import Price
+
+    print_machine("Recommend under gunicorn -w 2, with wrk, next to /healthz")
+    print(
+        f"wrk -t1 -c{args.connections} -d{args.duration}s over loopback; gunicorn "
+        "config.wsgi:application -w 2, config.settings.production, Redis cache\n"
+    )
+    rows = []
+    for size in [int(s) for s in args.sizes.split(",")]:
+        if size:
+            call_command("scale_catalog", prices=size, verbosity=0)
+        else:
+            call_command("scale_catalog", clear=True, verbosity=0)
+        prices = Price.objects.count()
+        vacuum()
+        flush_redis()
+        port = free_port()
+        server = start_server(port)
+        try:
+            first = {}
+            for name, body in (("light", LIGHT), ("heavy", HEAVY)):
+                seconds, answer = post(port, body)  # the first ask computes and fills the cache
+                first[name] = (seconds, len(answer["recommendations"]), answer["considered"])
+            runs = [("/healthz", "GET /healthz", None, False)]
+            runs += [("/api/recommend", f"recommend {n}", b, False) for n, b in
+                     (("light", LIGHT), ("heavy", HEAVY))]  # fmt: skip
+            runs += [("/api/recommend", f"recommend {n} cold", b, True) for n, b in
+                     (("light", LIGHT), ("heavy", HEAVY))]  # fmt: skip
+            results = {}
+            for path, label, body, vary in runs:
+                results[label] = wrk(
+                    port, path, body=body, vary=vary, seconds=args.duration,
+                    conns=args.connections,
+                )  # fmt: skip
+        finally:
+            stop_server(server)
+        base = results["GET /healthz"]["p50_ms"]
+        print(f"## catalog: {prices:,} prices ({size:,} synthetic)")
+        for name, (seconds, plans, considered) in first.items():
+            print(
+                f"first {name} request: {seconds * 1000:.0f} ms, {plans} plans, considered {considered:,}"
+            )
+        print(
+            f"{'endpoint':<24} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'req/s':>8} "
+            f"{'requests':>8} {'non-2xx':>7} {'p50/healthz':>11}"
+        )
+        for label, r in results.items():
+            print(
+                f"{label:<24} {r['p50_ms']:>8.2f} {r['p95_ms']:>8.2f} {r['p99_ms']:>8.2f} "
+                f"{r['rps']:>8.1f} {r['requests']:>8} {r['non_2xx'] + r['errors']:>7} "
+                f"{r['p50_ms'] / base:>10.1f}x"
+            )
+        print()
+        rows.append((prices, results))
+    call_command("scale_catalog", clear=True, verbosity=0)
+
+
+if __name__ == "__main__":
+    main()
