@@ -55,6 +55,7 @@ class GPUViewSet(CSVExportMixin, viewsets.ReadOnlyModelViewSet):
     serializer_class = serializers.GPUSerializer
     filterset_class = GPUFilterSet
     lookup_field = "slug"
+    lookup_value_regex = SLUG_REGEX
     ordering_fields = [
         "name",
         "memory_gib",
