@@ -22,6 +22,12 @@ from .estimator import Estimate, GPUSpec, Topology, Workload, choose_sharding, e
 # Below this free share of GPU memory a plan is flagged: allocator fragmentation and batch
 # variance eat ~5-10% in practice (PyTorch CUDA caching allocator notes).
 HEADROOM_WARN_PCT = 10.0
+# A plan must leave at least this share of GPU memory free to count as fitting; between this and
+# HEADROOM_WARN_PCT it fits with a warning. /api/estimate's min_gpus uses the same margin.
+FIT_HEADROOM = 0.05
+# Multi-node over an instance whose network speed is not recorded, and that has no RDMA fabric:
+# assume ordinary cloud networking.
+PLAIN_NETWORK_GBPS = 10.0
 # Multi-node training needs RDMA of at least 100 Gbit/s between nodes (seed guides: "RDMA
 # (RoCEv2 or InfiniBand), >= 100 Gbps, ideally 200 Gbps+").
 MIN_INTER_NODE_RDMA_GBPS = 100.0
@@ -101,7 +107,7 @@ class Constraints:
     max_gpus: int | None = None
     allow_multi_node: bool = True
     datacenter_only: bool = False
-    include_stale: bool = False
+    include_stale: bool = True
 
 
 @dataclass
@@ -349,6 +355,14 @@ class _Profile:
         if nodes is None or (nodes > 1 and (not c.allow_multi_node or offer.gpu_count < 1)):
             self._done = True
             return
+        if nodes > 1 and offer.inter_slug is None:
+            # No network between instances is recorded (containers, single-GPU pods): one node only.
+            self._done = True
+            return
+        if nodes > 1 and self.workload.task == "inference" and not offer.inter_rdma:
+            # Tensor-parallel serving across nodes over plain networking is not worth offering.
+            self._done = True
+            return
         total = self.gpus_per_node * nodes
         if total > self.max_gpus:
             self.steps.append(_Step(_OVER_MAX, nodes, total))
@@ -360,10 +374,11 @@ class _Profile:
             intra_node=self.intra,
             intra_bandwidth_gb_s=offer.intra_bandwidth_gb_s,
             inter_node_rdma=offer.inter_rdma,
-            inter_node_gbps=offer.network_gbps,
+            inter_node_gbps=offer.network_gbps
+            or (None if offer.inter_rdma else PLAIN_NETWORK_GBPS),
         )
         sharding, est = self.cache.get(self.device, total, topology)
-        if est.memory_per_gpu_gib > self.capacity:
+        if est.memory_per_gpu_gib > self.capacity * (1 - FIT_HEADROOM):
             reason = (
                 "does_not_fit_memory" if nodes == 1 or c.allow_multi_node else "needs_multi_node"
             )
@@ -428,7 +443,7 @@ def plan(
     *,
     objective: str = "cheapest",
     limit: int = 10,
-    headroom: float = 0.0,
+    headroom: float = FIT_HEADROOM,
 ) -> PlanResult:
     """Rank every eligible (offer, node count) for ``workload``; see the module docstring.
 
@@ -502,6 +517,7 @@ def plan(
     for rank, item in enumerate(plans, start=1):
         item.rank = rank
     advice = _advice(workload, ranked, rejected, constraints)
+    advice.extend(_what_would_fit(workload, offers, ranked))
     if constraints.max_gpus is None and (
         rejected.count("over_max_gpus") or any(p.gpu_count >= DEFAULT_MAX_GPUS for p in plans)
     ):
@@ -683,7 +699,10 @@ def _make_plan(
     if offer.intra_kind in ("nvswitch", "nvlink") and total_gpus > 1:
         reasons.append(f"GPUs joined by {offer.intra_slug}")
     if workload.precision == "bf16" and offer.gpu.bf16_tflops is None:
-        warnings.append(f"{offer.gpu.slug} has no BF16: runs in FP16 with loss scaling.")
+        warnings.append(
+            f"{offer.gpu.slug} has no BF16: runs in FP16"
+            + (" with loss scaling." if training else ".")
+        )
     if workload.precision == "fp8" and offer.gpu.fp8_tflops is None:
         warnings.append(f"{offer.gpu.slug} has no FP8 tensor cores: FP8 runs at 16-bit speed.")
     if offer.stale:
@@ -713,7 +732,7 @@ def _make_plan(
     if (
         training
         and total_gpus > 1
-        and offer.intra_kind not in ("nvswitch", "nvlink", "infinity_fabric", "hccs")
+        and _intra_node_class(offer, max(1, int(offer.gpu_count))) == "pcie"
     ):
         warnings.append(
             "Multi-GPU training over PCIe only: gradient all-reduce will cost efficiency."
@@ -801,6 +820,44 @@ def _annotate_alternatives(plans: list[Plan], ranked: list) -> None:
         other.reasons.append(f"{label} beats on-demand by {saving:.0f}% for this run")
 
 
+def _what_would_fit(workload: Workload, offers: list[Offer], ranked: list) -> list[str]:
+    """Cheaper shapes of the same job, checked with the estimator: full checkpointing on one
+    80 GB GPU, QLoRA on one 24 GB card. Said only when the best plan needs more than that."""
+    if workload.task == "inference" or (ranked and ranked[0].gpu_count <= 1):
+        return []
+    cards: dict[int, GPUSpec] = {}
+    for offer in offers:
+        size = round(offer.gpu.memory_gib)
+        if size in (24, 80) and offer.gpu_count >= 1:
+            cards.setdefault(size, offer.gpu)
+    hints = []
+    big = cards.get(80)
+    if big and workload.gradient_checkpointing != "full":
+        est = estimate(
+            replace(workload, gradient_checkpointing="full", sharding="none"),
+            gpu=big,
+            gpu_count=1,
+            explain=False,
+        )
+        if est.memory_per_gpu_gib <= big.memory_gib * (1 - FIT_HEADROOM):
+            hints.append(
+                f"Full gradient checkpointing would fit this on one 80 GB GPU ({est.memory_per_gpu_gib:.0f} GiB)."
+            )
+    small = cards.get(24)
+    if small and workload.method in ("full", "lora", "freeze"):
+        qlora = replace(
+            workload, method="qlora", sharding="none", gradient_checkpointing="full",
+            lora_rank=workload.lora_rank or 16, lora_targets=workload.lora_targets or "all_linear",
+            mixed_precision=None, optimizer=workload.optimizer or "adamw",
+        )  # fmt: skip
+        est = estimate(qlora, gpu=small, gpu_count=1, explain=False)
+        if est.memory_per_gpu_gib <= small.memory_gib * (1 - FIT_HEADROOM):
+            hints.append(
+                f"QLoRA fits a single 24 GB card ({est.memory_per_gpu_gib:.0f} GiB with full checkpointing)."
+            )
+    return hints
+
+
 def _advice(workload: Workload, plans: list, rejected: Rejections, c: Constraints) -> list[str]:
     advice: OrderedDict[str, None] = OrderedDict()
     spot = [p for p in plans if p.offer.pricing_model == "spot" and p.est_total_usd]
@@ -824,7 +881,9 @@ def _advice(workload: Workload, plans: list, rejected: Rejections, c: Constraint
             f"{rejected.count('stale_price')} offer(s) were left out because their prices are older than the "
             "staleness limit; set include_stale=true to see them flagged."
         ] = None
-    if rejected.count("run_too_short_for_term"):
+    if rejected.count("run_too_short_for_term") and not any(
+        p.offer.pricing_model in TERM_HOURS for p in plans
+    ):
         advice["Monthly and reserved terms were left out: the run is shorter than half a term."] = (
             None
         )

@@ -210,6 +210,9 @@ def estimate_dict(est: Estimate, *, gpu: str | None, gpu_count: int) -> dict[str
         "est_hours": _round(est.est_hours, 2),
         "gpu": gpu,
         "gpu_count": gpu_count,
+        "sharding": est.sharding,
+        "fits": est.fits if gpu else None,
+        "headroom_pct": _round(est.headroom_pct, 1) if gpu else None,
         "assumptions": est.assumptions,
         "notes": list(est.notes),
     }

@@ -204,6 +204,9 @@ class EstimateOutputSerializer(serializers.Serializer):
     est_hours = serializers.FloatField(allow_null=True)
     gpu = serializers.CharField(allow_null=True)
     gpu_count = serializers.IntegerField()
+    sharding = serializers.CharField(allow_null=True)
+    fits = serializers.BooleanField(allow_null=True, help_text="On the given GPU and count.")
+    headroom_pct = serializers.FloatField(allow_null=True)
     assumptions = serializers.DictField()
     notes = serializers.ListField(child=serializers.CharField())
 

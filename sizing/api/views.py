@@ -17,7 +17,7 @@ from catalog.models import GPU
 
 from .. import selectors
 from ..estimator import WorkloadError, estimate, parse_workload
-from ..planner import Constraints
+from ..planner import FIT_HEADROOM, Constraints
 from ..presets import load_presets
 from . import serializers
 
@@ -81,7 +81,7 @@ class EstimateView(APIView):
             raise drf_serializers.ValidationError({"gpu": [f"unknown GPU {slug!r}"]})
         gpu = selectors.gpu_spec(GPU.objects.get(slug=slug)) if slug else None
         try:
-            est = estimate(workload, gpu=gpu, gpu_count=count)
+            est = estimate(workload, gpu=gpu, gpu_count=count, headroom=FIT_HEADROOM)
         except WorkloadError as exc:  # e.g. tensor x pipeline parallel does not divide gpu_count
             raise drf_serializers.ValidationError(exc.errors) from exc
         return Response(selectors.estimate_dict(est, gpu=slug, gpu_count=count))

@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from catalog.models import GPU, Price
+from catalog.models import GPU, Interconnect, Price
 from tests.factories import InstanceTypeFactory, PriceFactory, ProviderFactory, RegionFactory
 
 pytestmark = pytest.mark.django_db
@@ -237,14 +237,32 @@ def test_multi_node_without_rdma_is_flagged(api_client):
     region = RegionFactory(provider=provider, code="pn-1")
     gpu = GPU.objects.get(slug="a100-sxm4-80gb")
     instance = InstanceTypeFactory(
-        provider=provider, name="pn.8xa100", gpu=gpu, gpu_count=Decimal(8), vcpus=96, ram_gib=1500
-    )
+        provider=provider, name="pn.8xa100", gpu=gpu, gpu_count=Decimal(8), vcpus=96, ram_gib=1500,
+        interconnect_intra=Interconnect.objects.get(slug="nvswitch-gen2"),
+        interconnect_inter=Interconnect.objects.get(slug="ethernet-25"), network_gbps=25,
+    )  # fmt: skip
     PriceFactory(
         instance_type=instance,
         region=region,
         amount=Decimal("8"),
         usd_per_hour=Decimal("8"),
         usd_per_gpu_hour=Decimal("1"),
+    )
+    # A twin with no network between instances is never split across nodes.
+    lonely = InstanceTypeFactory(
+        provider=provider,
+        name="pn.8xa100-lonely",
+        gpu=gpu,
+        gpu_count=Decimal(8),
+        vcpus=96,
+        ram_gib=1500,
+    )
+    PriceFactory(
+        instance_type=lonely,
+        region=region,
+        amount=Decimal("1"),
+        usd_per_hour=Decimal("1"),
+        usd_per_gpu_hour=Decimal("0.125"),
     )
     workload = {
         "model": "llama-2-70b",
@@ -253,9 +271,11 @@ def test_multi_node_without_rdma_is_flagged(api_client):
         "tokens": 1e8,
         "gradient_checkpointing": "full",
     }
-    items = recommend(api_client, workload, {"providers": ["plainnet"]})["recommendations"]
-    assert items and items[0]["nodes"] > 1
+    body = recommend(api_client, workload, {"providers": ["plainnet"]})
+    items = body["recommendations"]
+    assert [i["instance_type"] for i in items] == ["pn.8xa100"] and items[0]["nodes"] > 1
     assert any("WITHOUT RDMA" in w for w in items[0]["warnings"])
+    assert body["rejected"]["does_not_fit_memory"]["count"] == 1
 
 
 def test_get_takes_the_same_fields_as_query_parameters(api_client):
@@ -425,6 +445,30 @@ def test_estimate_endpoint(api_client):
 
 def test_leaving_out_constraints_means_the_documented_defaults(api_client, settings):
     settings.PRICE_STALE_AFTER_DAYS = 0  # every price is stale now
-    bare = api_client.post("/api/recommend", {"workload": LORA_8B, "limit": 3}, format="json").json()
-    empty = api_client.post("/api/recommend", {"workload": LORA_8B, "constraints": {}, "limit": 3}, format="json").json()
+    bare = api_client.post(
+        "/api/recommend", {"workload": LORA_8B, "limit": 3}, format="json"
+    ).json()
+    empty = api_client.post(
+        "/api/recommend", {"workload": LORA_8B, "constraints": {}, "limit": 3}, format="json"
+    ).json()
     assert bare["recommendations"] and bare["recommendations"] == empty["recommendations"]
+
+
+def test_advice_names_cheaper_shapes_that_fit(api_client):
+    workload = {"model": "llama-3-8b", "method": "full", "batch_size": 1, "tokens": 1e8}
+    advice = recommend(api_client, workload, limit=3)["advice"]
+    assert any("QLoRA fits a single 24 GB card" in a for a in advice), advice
+
+
+def test_estimate_says_whether_it_fits(api_client):
+    workload = {**LORA_8B, "gradient_checkpointing": "full"}
+    fits = api_client.post(
+        "/api/estimate", {"workload": workload, "gpu": "h100-sxm"}, format="json"
+    ).json()
+    assert fits["fits"] is True and 0 < fits["headroom_pct"] < 100
+    tight = api_client.post(
+        "/api/estimate",
+        {"workload": {"model": "llama-3-70b", "method": "full"}, "gpu": "t4"},
+        format="json",
+    ).json()
+    assert tight["fits"] is False and (tight["min_gpus"] is None or tight["min_gpus"] > 1)
