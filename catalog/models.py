@@ -113,6 +113,7 @@ class Interconnect(models.Model):
     rdma = models.BooleanField(default=False)
     source = models.TextField()
     source_url = models.URLField(max_length=500, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["scope", "kind", "bandwidth_gb_s"]
@@ -142,6 +143,7 @@ class Provider(models.Model):
     compliance_notes = models.TextField(blank=True)
     billing_granularity = models.CharField(max_length=8, choices=choices.BillingGranularity.choices)
     source = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["name"]
@@ -159,6 +161,7 @@ class Region(models.Model):
     country = models.CharField(max_length=2, help_text="ISO 3166-1 alpha-2.")
     geography = models.CharField(max_length=16, choices=choices.Geography.choices)
     mainland_china = models.BooleanField(default=False)
+    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["provider__name", "code"]
@@ -207,6 +210,7 @@ class InstanceType(models.Model):
     source = models.TextField(blank=True)
     source_url = models.URLField(max_length=500, blank=True)
     is_active = models.BooleanField(default=True)
+    updated_at = models.DateTimeField(auto_now=True)
 
     objects = InstanceTypeQuerySet.as_manager()
 
@@ -316,6 +320,7 @@ class Price(models.Model):
         indexes = [
             models.Index(fields=["pricing_model", "usd_per_gpu_hour"]),
             models.Index(fields=["observed_at"]),
+            models.Index(fields=["updated_at"]),
         ]
 
     def __str__(self) -> str:

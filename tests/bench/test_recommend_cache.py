@@ -71,9 +71,10 @@ def test_a_refresh_ends_the_cached_answer(api_client):
 def test_a_curator_edit_ends_the_cached_answer(api_client):
     first = ask(api_client)
     top = first["recommendations"][0]
-    InstanceType.objects.filter(provider__slug=top["provider"], name=top["instance_type"]).update(
-        is_active=False
-    )
+    # What the admin does: a save (which stamps updated_at).
+    instance = InstanceType.objects.get(provider__slug=top["provider"], name=top["instance_type"])
+    instance.is_active = False
+    instance.save()
     after = ask(api_client)
     assert all(
         (r["provider"], r["instance_type"]) != (top["provider"], top["instance_type"])
