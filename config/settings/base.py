@@ -184,6 +184,9 @@ CATALOG_FIXTURES_DIR = env.path("CATALOG_FIXTURES_DIR", default=BASE_DIR / "fixt
 PRICE_STALE_AFTER_DAYS = env.int("PRICE_STALE_AFTER_DAYS", default=30)
 API_MAX_PAGE_SIZE = 1000
 CSV_MAX_ROWS = env.int("CSV_MAX_ROWS", default=100_000)
+# /api/recommend answers are reused for identical requests until the catalog changes (any
+# refresh or edit), one of their prices turns stale, or this many seconds pass.
+RECOMMEND_CACHE_SECONDS = env.int("RECOMMEND_CACHE_SECONDS", default=300)
 
 # Logs: plain text by default, JSON lines (LOG_FORMAT=json, the production default) for machines;
 # every line carries the request id (X-Request-ID, echoed on the response).
