@@ -50,5 +50,6 @@ class StrictOrderingFilter(OrderingFilter):
                     }
                 )
             if fields:
-                return fields
+                # A final tie-break on the key keeps pages stable when values repeat.
+                return [*fields, "pk"] if not {"pk", "id", "-pk", "-id"} & set(fields) else fields
         return self.get_default_ordering(view)
