@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -527,34 +528,47 @@ def plan(
     return PlanResult(plans=plans, rejected=rejected, advice=advice, considered=considered)
 
 
+class _Walk:
+    """The node counts of one profile in order: how many were considered, the fitting steps, and
+    the last reason one did not fit (what a rejection reports when none passes)."""
+
+    def __init__(self, profile: _Profile) -> None:
+        self.profile = profile
+        self.considered = 0
+        self.failure: tuple[str, _Step | None] | None = None
+
+    def fitting(self) -> Iterator[_Step]:
+        fitted_any = False
+        index = 0
+        while (step := self.profile.step(index)) is not None:
+            index += 1
+            if step.kind == _OVER_MAX:
+                if not fitted_any and self.failure is None:
+                    self.failure = ("over_max_gpus", step)
+                return
+            self.considered += 1
+            if step.kind == _NO_FIT:
+                self.failure = (step.reason, step)
+                continue
+            fitted_any = True
+            if step.kind == _NO_THROUGHPUT:
+                self.failure = ("no_throughput_figure", step)
+                return
+            yield step
+
+
 def _route(
     profile: _Profile, offer: Offer, c: Constraints, objective: str, first_only: bool
 ) -> _Route:
     """Walk a profile's steps under one pricing model where no limit depends on the price."""
-    considered = 0
-    failure = None
-    fitted_any = False
+    walk = _Walk(profile)
     passing: list[_Step] = []
-    index = 0
-    while (step := profile.step(index)) is not None:
-        index += 1
-        if step.kind == _OVER_MAX:
-            if not fitted_any and failure is None:
-                failure = ("over_max_gpus", step)
-            break
-        considered += 1
-        if step.kind == _NO_FIT:
-            failure = (step.reason, step)
-            continue
-        fitted_any = True
-        if step.kind == _NO_THROUGHPUT:
-            failure = ("no_throughput_figure", step)
-            break
+    for step in walk.fitting():
         limit_failure = _limit_failure(
             c, offer.pricing_model, step.estimate.est_hours, hourly=None, total=None
         )
         if limit_failure:
-            failure = (limit_failure, step)
+            walk.failure = (limit_failure, step)
             continue
         passing.append(step)
         if first_only:
@@ -566,45 +580,29 @@ def _route(
         leads = [_Candidate(unit, step, objective).key[0] for step in passing]
         bound = min(leads) * (1 + _TIE_TOLERANCE)
         contenders = [step for step, lead in zip(passing, leads, strict=True) if lead <= bound]
-    return _Route(considered, passing, contenders, None if passing else failure)
+    return _Route(walk.considered, passing, contenders, None if passing else walk.failure)
 
 
 def _walk(
     profile: _Profile, offer: Offer, c: Constraints, objective: str, first_only: bool
 ) -> tuple[int, _Candidate | None, tuple | None]:
     """Walk a profile's steps for one offer at its price (limits on the price apply)."""
-    considered = 0
-    failure = None
-    fitted_any = False
+    walk = _Walk(profile)
     found: _Candidate | None = None
-    index = 0
-    while (step := profile.step(index)) is not None:
-        index += 1
-        if step.kind == _OVER_MAX:
-            if not fitted_any and failure is None:
-                failure = ("over_max_gpus", step)
-            break
-        considered += 1
-        if step.kind == _NO_FIT:
-            failure = (step.reason, step)
-            continue
-        fitted_any = True
-        if step.kind == _NO_THROUGHPUT:
-            failure = ("no_throughput_figure", step)
-            break
+    for step in walk.fitting():
         candidate = _Candidate(offer, step, objective)
         limit_failure = _limit_failure(
             c, offer.pricing_model, candidate.est_hours,
             hourly=candidate.usd_per_hour, total=candidate.est_total_usd,
         )  # fmt: skip
         if limit_failure:
-            failure = (limit_failure, step)
+            walk.failure = (limit_failure, step)
             continue
         if found is None or candidate.key < found.key:
             found = candidate
         if first_only:
             break
-    return considered, found, failure
+    return walk.considered, found, walk.failure
 
 
 def _failure_example(
