@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
@@ -164,43 +165,40 @@ def price_upsert(
     return UpsertResult(existing, event)
 
 
-def price_mark_gone(*, price: Price, scrape_run: ScrapeRun | None = None) -> None:
-    """Record that the provider no longer lists a price; the row stays, flagged gone."""
-    if price.gone_at is not None:
-        return
-    price.gone_at = timezone.now()
-    price.save(update_fields=["gone_at", "updated_at"])
-    PriceHistory.objects.create(
-        instance_type_id=price.instance_type_id,
-        region_id=price.region_id,
-        pricing_model=price.pricing_model,
-        event=choices.PriceEvent.DISAPPEARED,
-        amount=None,
-        previous_amount=price.amount,
-        currency=price.currency,
-        unit=price.unit,
-        observed_at=price.gone_at,
-        source=price.source,
-        scrape_run=scrape_run,
+# The columns a history row copies from the price it records.
+HISTORY_COLUMNS = (
+    "instance_type_id", "region_id", "pricing_model", "amount", "currency", "unit",
+    "usd_per_hour", "usd_per_gpu_hour", "observed_at",
+)  # fmt: skip
+
+
+def price_history_values(
+    price: Mapping[str, Any],
+    *,
+    event: str,
+    previous_amount: Decimal | None,
+    source: str,
+    scrape_run_id: int | None,
+) -> dict[str, Any]:
+    """Column values of a PriceHistory row for a price given as its column values.
+
+    Shared by ``price_upsert`` (one row) and the scrapers' bulk ingest (rows by the thousand).
+    """
+    values = {column: price[column] for column in HISTORY_COLUMNS}
+    values.update(
+        event=event, previous_amount=previous_amount, source=source, scrape_run_id=scrape_run_id
     )
+    return values
 
 
 def _history_append(price: Price, event: str, *, previous_amount: Decimal | None) -> None:
+    columns = {column: getattr(price, column) for column in HISTORY_COLUMNS}
     PriceHistory.objects.create(
-        instance_type_id=price.instance_type_id,
-        region_id=price.region_id,
-        pricing_model=price.pricing_model,
-        event=event,
-        amount=price.amount,
-        previous_amount=previous_amount,
-        currency=price.currency,
-        unit=price.unit,
-        usd_per_hour=price.usd_per_hour,
-        usd_per_gpu_hour=price.usd_per_gpu_hour,
-        observed_at=price.observed_at,
-        source=price.source,
-        scrape_run=price.scrape_run,
-    )
+        **price_history_values(
+            columns, event=event, previous_amount=previous_amount, source=price.source,
+            scrape_run_id=price.scrape_run_id,
+        )
+    )  # fmt: skip
 
 
 def prices_renormalise() -> int:
@@ -209,7 +207,8 @@ def prices_renormalise() -> int:
     Run after new rates arrive; returns how many prices moved.
     """
     rates = currency_rates_latest()
-    moved = 0
+    now = timezone.now()
+    moved = []
     with transaction.atomic():
         for price in Price.objects.select_related("instance_type").select_for_update():
             if price.currency not in rates:
@@ -223,9 +222,12 @@ def prices_renormalise() -> int:
             )
             if (usd_per_hour, usd_per_gpu_hour) != (price.usd_per_hour, price.usd_per_gpu_hour):
                 price.usd_per_hour, price.usd_per_gpu_hour = usd_per_hour, usd_per_gpu_hour
-                price.save(update_fields=["usd_per_hour", "usd_per_gpu_hour", "updated_at"])
-                moved += 1
-    return moved
+                price.updated_at = now  # bulk_update skips auto_now; the answer cache reads it
+                moved.append(price)
+        Price.objects.bulk_update(
+            moved, ["usd_per_hour", "usd_per_gpu_hour", "updated_at"], batch_size=1000
+        )
+    return len(moved)
 
 
 # --- GPU names -----------------------------------------------------------------------------

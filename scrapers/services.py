@@ -38,6 +38,7 @@ from catalog.selectors import currency_rates_latest
 from catalog.services import (
     MAX_AMOUNT,
     CatalogDataError,
+    price_history_values,
     price_normalise,
     unmatched_gpu_name_record,
 )
@@ -533,22 +534,11 @@ def _rows_update(
 
 
 def _history_row(price: dict, event: str, previous_amount: Decimal | None, run: ScrapeRun) -> dict:
-    """A PriceHistory row (column values) for a price given as its column values."""
-    return {
-        "instance_type_id": price["instance_type_id"],
-        "region_id": price["region_id"],
-        "pricing_model": price["pricing_model"],
-        "event": event,
-        "amount": price["amount"],
-        "previous_amount": previous_amount,
-        "currency": price["currency"],
-        "unit": price["unit"],
-        "usd_per_hour": price["usd_per_hour"],
-        "usd_per_gpu_hour": price["usd_per_gpu_hour"],
-        "observed_at": price["observed_at"],
-        "source": choices.PriceSource.SCRAPER,
-        "scrape_run_id": run.pk,
-    }
+    """A PriceHistory row (column values) for a scraped price given as its column values."""
+    return price_history_values(
+        price, event=event, previous_amount=previous_amount,
+        source=choices.PriceSource.SCRAPER, scrape_run_id=run.pk,
+    )  # fmt: skip
 
 
 # --- Curator decisions on quarantined prices ---------------------------------------------
