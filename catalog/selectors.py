@@ -64,6 +64,15 @@ def provider_list(*, now: datetime | None = None) -> QuerySet[Provider]:
     )
 
 
+def provider_last_success_at() -> dict[str, datetime]:
+    """When each provider's newest successful (or partial) refresh finished, by slug."""
+    return dict(
+        ScrapeRun.objects.filter(status__in=["success", "partial"])
+        .values_list("provider__slug")
+        .annotate(at=Max("finished_at"))
+    )
+
+
 def catalog_as_of() -> datetime | None:
     """The newest observation among current prices: how fresh the catalog is."""
     return Price.objects.current().aggregate(latest=Max("observed_at"))["latest"]

@@ -11,7 +11,7 @@ import os
 import time
 from collections.abc import Iterator
 
-from django.db.models import Count, Max
+from django.db.models import Count
 from django.utils import timezone
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
 from prometheus_client.core import GaugeMetricFamily
@@ -34,6 +34,7 @@ class CatalogCollector(Collector):
     def collect(self) -> Iterator[GaugeMetricFamily]:
         from catalog.models import Price, Provider, ScrapeRun
         from catalog.querysets import stale_cutoff
+        from catalog.selectors import provider_last_success_at
 
         runs = GaugeMetricFamily(
             "gpuatlas_scrape_runs",
@@ -65,11 +66,7 @@ class CatalogCollector(Collector):
             labels=["provider"],
         )
         now = timezone.now()
-        last = dict(
-            ScrapeRun.objects.filter(status__in=["success", "partial"])
-            .values_list("provider__slug")
-            .annotate(at=Max("finished_at"))
-        )
+        last = provider_last_success_at()
         for slug in Provider.objects.values_list("slug", flat=True):
             prices.add_metric([slug], counts.get(slug, 0))
             stale.add_metric([slug], stale_counts.get(slug, 0))

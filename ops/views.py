@@ -8,7 +8,6 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Max
 from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
@@ -49,13 +48,10 @@ def _check_redis() -> dict:
 def _refresh_ages(database_ok: bool) -> dict:
     if not database_ok:
         return {}
-    from catalog.models import Provider, ScrapeRun
+    from catalog.models import Provider
+    from catalog.selectors import provider_last_success_at
 
-    last = dict(
-        ScrapeRun.objects.filter(status__in=["success", "partial"])
-        .values_list("provider__slug")
-        .annotate(at=Max("finished_at"))
-    )
+    last = provider_last_success_at()
     now = timezone.now()
     return {
         slug: {
