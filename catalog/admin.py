@@ -248,19 +248,7 @@ class PriceHistoryAdmin(admin.ModelAdmin):
 
 @admin.register(ScrapeRun)
 class ScrapeRunAdmin(admin.ModelAdmin):
-    list_display = [
-        "provider",
-        "started_at",
-        "finished_at",
-        "status",
-        "records_seen",
-        "created",
-        "changed",
-        "unchanged",
-        "quarantined",
-        "unmatched",
-        "gone",
-    ]
+    list_display = ["provider", "started_at", "finished_at", "status", *ScrapeRun.COUNT_FIELDS]
     list_filter = ["status", "provider", "trigger"]
     list_select_related = ["provider"]
     date_hierarchy = "started_at"

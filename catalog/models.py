@@ -254,6 +254,17 @@ class ScrapeRun(models.Model):
     gone = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
 
+    # What the ingest counts; listed by the admin, the API and the ingest alike.
+    COUNT_FIELDS = (
+        "records_seen",
+        "created",
+        "changed",
+        "unchanged",
+        "quarantined",
+        "unmatched",
+        "gone",
+    )
+
     class Meta:
         ordering = ["-started_at"]
         indexes = [models.Index(fields=["provider", "-started_at"])]

@@ -159,15 +159,7 @@ def provider_refresh(
 
 
 def _copy_counts(run: ScrapeRun, report: IngestReport) -> None:
-    for name in (
-        "records_seen",
-        "created",
-        "changed",
-        "unchanged",
-        "quarantined",
-        "unmatched",
-        "gone",
-    ):
+    for name in ScrapeRun.COUNT_FIELDS:
         setattr(run, name, getattr(report, name))
 
 

@@ -141,6 +141,5 @@ class ScrapeRunSerializer(serializers.ModelSerializer):
         model = ScrapeRun
         fields = [
             "id", "provider", "started_at", "finished_at", "status", "trigger", "pages",
-            "records_seen", "created", "changed", "unchanged", "quarantined", "unmatched", "gone",
-            "error",
+            *ScrapeRun.COUNT_FIELDS, "error",
         ]  # fmt: skip

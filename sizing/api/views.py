@@ -77,9 +77,10 @@ class EstimateView(APIView):
         # The hardware may come at the top level or inside the workload; the top level wins.
         slug = form.validated_data.get("gpu") or workload.gpu
         count = form.validated_data.get("gpu_count") or workload.gpu_count or 1
-        if slug and not GPU.objects.filter(slug=slug).exists():
+        row = GPU.objects.filter(slug=slug).first() if slug else None
+        if slug and row is None:
             raise drf_serializers.ValidationError({"gpu": [f"unknown GPU {slug!r}"]})
-        gpu = selectors.gpu_spec(GPU.objects.get(slug=slug)) if slug else None
+        gpu = selectors.gpu_spec(row) if row else None
         try:
             est = estimate(workload, gpu=gpu, gpu_count=count, headroom=FIT_HEADROOM)
         except WorkloadError as exc:  # e.g. tensor x pipeline parallel does not divide gpu_count
