@@ -17,7 +17,7 @@ from ..filtersets import (
     RegionFilterSet,
     ScrapeRunFilterSet,
 )
-from ..models import InstanceType, Interconnect, PriceHistory, Region, ScrapeRun
+from ..models import InstanceType, Interconnect, PriceHistory, Provider, Region, ScrapeRun
 from . import serializers
 from .renderers import CSVRenderer
 
@@ -83,7 +83,8 @@ class InterconnectViewSet(viewsets.ReadOnlyModelViewSet):
 class ProviderViewSet(viewsets.ReadOnlyModelViewSet):
     """Providers with price counts, stale counts and the newest price observation."""
 
-    queryset = selectors.provider_list()
+    # The stale counts depend on the time of the request: built per request in get_queryset.
+    queryset = Provider.objects.all()
     serializer_class = serializers.ProviderSerializer
     filterset_class = ProviderFilterSet
     lookup_field = "slug"
