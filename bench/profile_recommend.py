@@ -5,14 +5,17 @@ Run from the repository root (PostgreSQL; see bench/common.py):
     .venv/bin/python bench/profile_recommend.py --prices 50000     # bench prices on top
     .venv/bin/python bench/profile_recommend.py --prices 0 --heavy
 
-It times the two halves of sizing.selectors.recommend without its answer cache: loading the
-offers (offer_list) and planning (planner.plan), then prints pyinstrument's call tree of the two.
+It times the two halves of sizing.selectors.recommend without its answer cache: reading the
+catalog into an offer book (once per worker and catalog version: offer_list + OfferBook) and
+planning over the book (every question not asked before), then prints pyinstrument's call tree
+of planning (with --load, of reading as well).
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import replace
 
 from common import print_machine, setup_django
 
@@ -21,6 +24,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prices", type=int, default=50_000, help="bench prices to add")
     parser.add_argument("--heavy", action="store_true", help="70B full fine-tune, not 8B LoRA")
+    parser.add_argument("--load", action="store_true", help="profile reading the book as well")
+    parser.add_argument(
+        "--max-usd-per-hour", type=float, help="a price limit (offers are then walked one by one)"
+    )
     args = parser.parse_args()
     setup_django()
     from django.core.management import call_command
@@ -29,7 +36,7 @@ def main() -> None:
 
     from catalog.models import Price
     from sizing.api.views import _constraints, _workload
-    from sizing.planner import plan
+    from sizing.planner import OfferBook, plan
     from sizing.selectors import offer_list
 
     if args.prices:
@@ -47,20 +54,33 @@ def main() -> None:
         data = {"model": "llama-3-8b", "method": "lora", "gradient_checkpointing": "full",
                 "tokens": 2e8}  # fmt: skip
         constraints = _constraints({"pricing": ["on_demand", "spot"]})
+    if args.max_usd_per_hour is not None:
+        constraints = replace(constraints, max_usd_per_hour=args.max_usd_per_hour)
     workload = _workload(data)
     for _ in range(3):
         start = time.perf_counter()
-        offers = offer_list(constraints)
+        book = OfferBook(offer_list())
         loaded = time.perf_counter()
-        result = plan(workload, offers, constraints, limit=10)
+        result = plan(workload, book, constraints, limit=10)
         done = time.perf_counter()
         print(
-            f"offers {len(offers):,}: load {1000 * (loaded - start):.0f} ms, plan "
+            f"offers {len(book):,}: read into a book {1000 * (loaded - start):.0f} ms, plan "
             f"{1000 * (done - loaded):.0f} ms ({result.considered:,} node counts weighed)"
         )
+    times = []
+    for n in range(20):
+        start = time.perf_counter()
+        plan(replace(workload, tokens=workload.tokens * (1 + n / 100)), book, constraints, limit=10)
+        times.append(1000 * (time.perf_counter() - start))
+    times.sort()
+    print(
+        f"plan over a kept book, 20 new questions: p50 {times[10]:.0f} ms, max {times[-1]:.0f} ms"
+    )
     profiler = Profiler(interval=0.0005)
     profiler.start()
-    plan(workload, offer_list(constraints), constraints, limit=10)
+    if args.load:
+        book = OfferBook(offer_list())
+    plan(workload, book, constraints, limit=10)
     profiler.stop()
     print(profiler.output_text(unicode=False, color=False))
 

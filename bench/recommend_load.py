@@ -11,7 +11,10 @@ starts gunicorn with the production settings and 2 workers, then runs wrk agains
 - GET /healthz, the trivial endpoint (it checks the database and Redis);
 - POST /api/recommend, a LoRA question and a 70B full fine-tune, the same body each time (a CI
   burst: the first request computes, the rest come from the answer cache);
-- the same two with a different `tokens` in every request ("cold": every request computes).
+- the same two with a different `tokens` in every request ("cold": every request computes),
+  and the light one with max_usd_per_hour (a price limit: every offer is walked at its price).
+Each worker reads the catalog into its offer book on its first request (once per catalog
+version); a 3-second warm-up run, not reported, makes sure both workers have.
 Each run reports p50/p95/p99 and requests/s; recommend p50 is also given as a multiple of /healthz.
 The database is vacuumed after each catalog change, as autovacuum would.
 """
@@ -52,6 +55,8 @@ HEAVY = {
     "objective": "cheapest",
     "limit": 10,
 }
+# The light question with a price cap: the planner then walks every offer at its own price.
+BUDGET = {**LIGHT, "constraints": {**LIGHT["constraints"], "max_usd_per_hour": 20}}
 REDIS_URL = "redis://127.0.0.1:6379/5"
 
 # wrk script: one request shape, optionally a new `tokens` per request (cache misses), and the
@@ -216,7 +221,8 @@ def main() -> None:
             runs += [("/api/recommend", f"recommend {n}", b, False) for n, b in
                      (("light", LIGHT), ("heavy", HEAVY))]  # fmt: skip
             runs += [("/api/recommend", f"recommend {n} cold", b, True) for n, b in
-                     (("light", LIGHT), ("heavy", HEAVY))]  # fmt: skip
+                     (("light", LIGHT), ("heavy", HEAVY), ("budget", BUDGET))]  # fmt: skip
+            wrk(port, "/api/recommend", body=LIGHT, vary=True, seconds=3, conns=2)  # warm-up
             results = {}
             for path, label, body, vary in runs:
                 results[label] = wrk(

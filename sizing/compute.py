@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .memory import DTYPE_BYTES, FREEZE_TRAINABLE_LAYERS, INT4_BYTES_PER_PARAM, quantizable_params
 from .specs import GPUSpec, ModelArch, Topology
@@ -226,6 +227,19 @@ def training_flops_per_token(w: Workload) -> tuple[float, float, float, float]:
     return model, model + recompute, attn_model + attn_re, recompute
 
 
+@lru_cache(maxsize=4096)
+def _flops_per_token(w: Workload, arch: ModelArch) -> tuple[float, float, float, float]:
+    """training_flops_per_token, worked out once per workload (and its architecture)."""
+    return training_flops_per_token(w)
+
+
+@lru_cache(maxsize=4096)
+def _utilisation(w: Workload, arch: ModelArch, gpu: GPUSpec) -> tuple[float, tuple[str, ...]]:
+    """utilisation, worked out once per workload and GPU."""
+    hfu, why = utilisation(w, gpu)
+    return hfu, tuple(why)
+
+
 def utilisation(w: Workload, gpu: GPUSpec) -> tuple[float, list[str]]:
     """Hardware FLOPs utilisation the matrix units can sustain for this workload on `gpu`."""
     why: list[str] = []
@@ -299,17 +313,21 @@ def training_speed(
     sharding: str,
     topology: Topology,
     trainable_params: float,
+    explain: bool = True,
 ) -> ComputeResult:
-    """FLOPs, utilisation and tokens/s of a training job (tokens/s and hours when possible)."""
+    """FLOPs, utilisation and tokens/s of a training job (tokens/s and hours when possible).
+
+    explain=False leaves out the notes (the planner weighs thousands of shapes)."""
     r = ComputeResult()
     a = w.arch
-    model, hardware, attn_hw, recompute = training_flops_per_token(w)
+    model, hardware, attn_hw, recompute = _flops_per_token(w, a)
     r.flops_per_token = model
     tokens = w.tokens
     unit = "token" if a.is_transformer else "sample"
     if tokens:
         r.model_flops = model * tokens
         r.training_flops = hardware * tokens
+    if tokens and explain:
         r.notes.append(
             f"training FLOPs: {r.training_flops:.3g} = {tokens:.3g} {unit}s x {hardware:.3g} FLOPs/{unit} "
             f"(6N + 12 L s d_attn, Kaplan 2020 / Narayanan 2021"
@@ -332,13 +350,12 @@ def training_speed(
         r.notes.append(
             f"time: {gpu.slug} has no BF16 tensor cores; estimated at the FP16 rate (use fp16)"
         )
-    hfu, why = utilisation(w, gpu)
+    hfu, why = _utilisation(w, a, gpu)
     tp, pp = w.tensor_parallel, w.pipeline_parallel
     mp = tp * pp
     dp = max(1, gpu_count // mp)
     micro_tokens = w.batch_size * (w.seq_len if a.is_transformer else 1)
-    dense_hw = hardware - attn_hw
-    t_tok = dense_hw / (peak * hfu) + attn_hw / (peak * hfu * ATTENTION_RELATIVE_EFFICIENCY)
+    t_tok = _seconds_per_token(hardware, attn_hw, peak, hfu)
     t_compute = micro_tokens * t_tok / mp
     # Data-parallel collective per micro-step.
     t_comm = 0.0
@@ -378,12 +395,17 @@ def training_speed(
         m = w.gradient_accumulation or PIPELINE_MICROBATCHES_PER_STAGE * pp
         step /= 1 - (pp - 1) / (m + pp - 1)
     nodes = max(1, math.ceil(gpu_count / max(1, topology.gpus_per_node)))
-    scale = 1.0 / (1.0 + SCALE_PENALTY_PER_DOUBLING * math.log2(nodes)) if nodes > 1 else 1.0
+    scale = _scale(nodes)
     per_gpu = micro_tokens / step / mp * scale
     r.hfu = hfu
     r.tokens_per_second_per_gpu = per_gpu
     r.tokens_per_second = per_gpu * gpu_count
     r.mfu = model * per_gpu / peak
+    if tokens:
+        r.est_hours = tokens / r.tokens_per_second / 3600 / GOODPUT
+        r.gpu_hours = r.est_hours * gpu_count
+    if not explain:
+        return r
     r.notes.append(
         f"utilisation: HFU {hfu:.2f} of {peak / 1e12:.0f} TFLOPS ({which}; "
         + ", ".join(why)
@@ -400,13 +422,41 @@ def training_speed(
         f"throughput: {per_gpu:,.0f} {unit}s/s per GPU, {r.tokens_per_second:,.0f} for {gpu_count} GPUs"
     )
     if tokens:
-        r.est_hours = tokens / r.tokens_per_second / 3600 / GOODPUT
-        r.gpu_hours = r.est_hours * gpu_count
         r.notes.append(
             f"time: {r.est_hours:,.1f} h wall, {r.gpu_hours:,.0f} GPU-hours = {unit}s / throughput / "
             f"goodput {GOODPUT:g} (Llama 3: >90% effective training time)"
         )
     return r
+
+
+def _seconds_per_token(hardware: float, attn_hw: float, peak: float, hfu: float) -> float:
+    """GPU-seconds of compute per training token: dense FLOPs at HFU, the attention core slower."""
+    dense_hw = hardware - attn_hw
+    return dense_hw / (peak * hfu) + attn_hw / (peak * hfu * ATTENTION_RELATIVE_EFFICIENCY)
+
+
+def _scale(nodes: int) -> float:
+    """Throughput lost to synchronising `nodes` nodes (stragglers, jitter), per doubling."""
+    return 1.0 / (1.0 + SCALE_PENALTY_PER_DOUBLING * math.log2(nodes)) if nodes > 1 else 1.0
+
+
+def gpu_hours_floor(w: Workload, gpu: GPUSpec, nodes: int) -> float | None:
+    """The fewest GPU-hours training `w.tokens` can take on `nodes` nodes of `gpu`, whatever the
+    GPUs per node, sharding or links: compute time alone with the scale penalty of that many
+    nodes. training_speed only adds to it (communication not hidden, tensor-parallel
+    all-reduces, pipeline bubbles), so its GPU-hours are never below this figure, and the
+    figure rises with the node count. The planner uses it to stop weighing node counts that
+    cannot be cheaper than one already found. None without tokens or dense figures.
+    """
+    a = w.arch
+    _, hardware, attn_hw, _ = _flops_per_token(w, a)
+    peak, _ = peak_flops(gpu, w.precision if w.method != "qlora" else "bf16")
+    if not (w.tokens and hardware and peak):
+        return None
+    hfu, _ = _utilisation(w, a, gpu)
+    return (
+        w.tokens * _seconds_per_token(hardware, attn_hw, peak, hfu) / _scale(nodes) / 3600 / GOODPUT
+    )
 
 
 def decode_speed(

@@ -15,8 +15,15 @@ Every Estimate carries `notes`, the working in words, and `assumptions`, the inp
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 
-from .compute import ComputeResult, decode_speed, training_flops_per_token, training_speed
+from .compute import (
+    ComputeResult,
+    decode_speed,
+    gpu_hours_floor,
+    training_flops_per_token,
+    training_speed,
+)
 from .memory import GIB, MemoryResult, inference_memory, training_memory
 from .specs import GPUSpec, ModelArch, Topology
 from .workload import Workload, WorkloadError, parse_workload
@@ -32,6 +39,8 @@ __all__ = [
     "WorkloadError",
     "choose_sharding",
     "estimate",
+    "gpu_hours_floor",
+    "memory_per_gpu_gib",
     "min_gpus",
     "parse_workload",
 ]
@@ -90,6 +99,19 @@ def _default_topology(gpu: GPUSpec | None, gpu_count: int) -> Topology:
 
 
 def _memory(w: Workload, n: int, sharding: str, explain: bool) -> MemoryResult:
+    """Per-GPU memory on n GPUs. Without the working it depends only on its arguments and is
+    remembered: the planner asks it for every machine shape, and shapes repeat."""
+    if not explain:
+        return _memory_kept(w.for_memory, w.arch, n, sharding)
+    return _memory_of(w, n, sharding, explain)
+
+
+@lru_cache(maxsize=8192)
+def _memory_kept(w: Workload, arch: ModelArch, n: int, sharding: str) -> MemoryResult:
+    return _memory_of(w, n, sharding, False)
+
+
+def _memory_of(w: Workload, n: int, sharding: str, explain: bool) -> MemoryResult:
     if w.is_training:
         return training_memory(
             w, dp=max(1, n // w.model_parallel), sharding=sharding, explain=explain
@@ -106,6 +128,13 @@ def _capacity(gpu: GPUSpec, headroom: float) -> float:
     return float(gpu.memory_gib) * GIB * (1 - headroom)
 
 
+def memory_per_gpu_gib(workload: Workload, gpu_count: int) -> float:
+    """Per-GPU memory (GiB) of ``workload`` on ``gpu_count`` GPUs with the sharding it names
+    (none when it names none): ``estimate(...).memory_per_gpu_gib`` without the time, for
+    checking a fit before paying for the rest of an estimate."""
+    return _memory(workload, gpu_count, workload.sharding or "none", False).total / GIB
+
+
 def choose_sharding(
     workload: Workload, gpu: GPUSpec, gpu_count: int, headroom: float = DEFAULT_HEADROOM
 ) -> str:
@@ -118,8 +147,15 @@ def choose_sharding(
         return "none"
     if workload.sharding:
         return workload.sharding
-    cap = _capacity(gpu, headroom)
     dp = max(1, gpu_count // workload.model_parallel)
+    return _choose_sharding(workload.for_memory, workload.arch, gpu, dp, headroom)
+
+
+@lru_cache(maxsize=4096)
+def _choose_sharding(
+    workload: Workload, arch: ModelArch, gpu: GPUSpec, dp: int, headroom: float
+) -> str:
+    cap = _capacity(gpu, headroom)
     for s in SHARDING_ORDER:
         if s != "none" and dp == 1:
             break
@@ -136,7 +172,18 @@ def min_gpus(
     Training: with workload.sharding fixed, the smallest data-parallel degree (times tensor x
     pipeline parallel) that fits; left open, the smallest over none/zero1/zero2/zero3. Inference:
     the smallest tensor-parallel degree that divides the attention heads and fits.
+
+    The answer depends only on its arguments (and the workload's architecture, which the
+    workload's equality leaves out), so it is remembered: the planner asks it once per GPU
+    rather than once per machine shape and node count.
     """
+    return _min_gpus(workload.for_memory, workload.arch, gpu, headroom, max_gpus)
+
+
+@lru_cache(maxsize=4096)
+def _min_gpus(
+    workload: Workload, arch: ModelArch, gpu: GPUSpec, headroom: float, max_gpus: int
+) -> int | None:
     cap = _capacity(gpu, headroom)
     if not workload.is_training:
         heads = workload.arch.heads or 1
@@ -185,11 +232,14 @@ def estimate(
     topology: Topology | None = None,
     headroom: float = DEFAULT_HEADROOM,
     explain: bool = True,
+    count_min_gpus: bool = True,
 ) -> Estimate:
     """Estimate memory per GPU, total memory, FLOPs and (with a GPU) utilisation and time.
 
     `gpu_count` defaults to workload.gpu_count, then to 1. Training with sharding left open picks
-    the least-sharded strategy that fits the GPU. Set explain=False to skip building the notes.
+    the least-sharded strategy that fits the GPU. Set explain=False to skip building the notes,
+    count_min_gpus=False to leave `min_gpus` None (a search over GPU counts the planner, which
+    tries the counts it can rent, does not need).
     """
     w = workload
     n = int(gpu_count or w.gpu_count or (topology.gpu_count if topology else 1) or 1)
@@ -244,6 +294,7 @@ def estimate(
             sharding=sharding or "none",
             topology=topo,
             trainable_params=mem.trainable_params,
+            explain=explain,
         )
     elif gpu is not None:
         comp = decode_speed(
@@ -276,7 +327,7 @@ def estimate(
     if gpu is not None:
         fits = mem.total <= _capacity(gpu, headroom)
         headroom_pct = round((1 - mem.total / (float(gpu.memory_gib) * GIB)) * 100, 1)
-        need = min_gpus(w, gpu, headroom=headroom)
+        need = min_gpus(w, gpu, headroom=headroom) if count_min_gpus or explain else None
         if explain:
             verdict = "fits" if fits else "does not fit"
             notes.append(
@@ -295,7 +346,7 @@ def estimate(
                     f"advice: activations take {mem.activations / GIB:.1f} GiB per GPU; "
                     f"gradient_checkpointing=full cuts them to {act / GIB:.1f} GiB"
                 )
-    assumptions = w.assumptions()
+    assumptions = _assumptions(w, w.arch)
     assumptions.update({"gpu_count": n, "sharding": sharding, "headroom": headroom})
     if not w.is_training:
         assumptions["tensor_parallel"] = _inference_tp(w, n)
@@ -323,3 +374,14 @@ def estimate(
             "allocator": mem.fragmentation / GIB,
         },
     )
+
+
+@lru_cache(maxsize=1024)
+def _workload_assumptions(w: Workload, arch: ModelArch) -> dict:
+    return w.assumptions()
+
+
+def _assumptions(w: Workload, arch: ModelArch) -> dict:
+    """A fresh copy of the workload's assumptions (worked out once per workload)."""
+    base = _workload_assumptions(w, arch)
+    return {**base, "architecture": dict(base["architecture"])}

@@ -10,6 +10,8 @@ for training, checkpoints on spot.
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import math
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -17,7 +19,16 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from .estimator import Estimate, GPUSpec, Topology, Workload, choose_sharding, estimate
+from .estimator import (
+    Estimate,
+    GPUSpec,
+    Topology,
+    Workload,
+    choose_sharding,
+    estimate,
+    gpu_hours_floor,
+    memory_per_gpu_gib,
+)
 
 # --- Rules, each with where it comes from --------------------------------------------------
 # Below this free share of GPU memory a plan is flagged: allocator fragmentation and batch
@@ -110,6 +121,19 @@ class Constraints:
     datacenter_only: bool = False
     include_stale: bool = True
 
+    def covers(self, offer: Offer) -> bool:
+        """Whether the caller asked about this offer at all (pricing models, GPUs, providers,
+        regions, countries, mainland China). Offers outside are skipped, not counted as rejected.
+        """
+        return (
+            offer.pricing_model in self.pricing
+            and (not self.gpus or offer.gpu.slug in self.gpus)
+            and (not self.providers or offer.provider in self.providers)
+            and (not self.regions or offer.region in self.regions)
+            and (not self.countries or offer.country in self.countries)
+            and (self.mainland_china is None or offer.region_mainland_china == self.mainland_china)
+        )
+
 
 @dataclass
 class Plan:
@@ -169,31 +193,111 @@ class PlanResult:
     considered: int
 
 
+def _hardware_key(offer: Offer) -> tuple:
+    """What an offer's estimates depend on: the GPU, how many, and how they are joined."""
+    return (
+        id(offer.gpu), offer.gpu_count, offer.intra_kind, offer.intra_slug,
+        offer.intra_bandwidth_gb_s, offer.inter_slug is None, offer.inter_rdma, offer.network_gbps,
+    )  # fmt: skip
+
+
+class _Group:
+    """Offers with the same hardware and pricing model, cheapest first (then in offer order):
+    they share every estimate, so their ranking keys rise with their price."""
+
+    __slots__ = ("entries", "first", "hardware", "pricing_model")
+
+    def __init__(self, hardware: tuple, first: Offer) -> None:
+        self.hardware = hardware
+        self.pricing_model = first.pricing_model
+        self.first = first
+        self.entries: list[tuple[float, int, Offer]] = []
+
+
+class OfferBook:
+    """Offers arranged for the planner: grouped by hardware and pricing model, each group in
+    price order, with an index from (provider, instance type, region, pricing model) to the
+    offer. Building it is the costly part of loading a large catalog, so the selector keeps
+    one per catalog version and every recommendation reuses it.
+    """
+
+    def __init__(self, offers: list[Offer]) -> None:
+        self.offers = offers
+        groups: dict[tuple, _Group] = {}
+        self.by_machine: dict[tuple[str, str, str, str], Offer] = {}
+        for index, offer in enumerate(offers):
+            hardware = _hardware_key(offer)
+            group = groups.get((hardware, offer.pricing_model))
+            if group is None:
+                group = groups[(hardware, offer.pricing_model)] = _Group(hardware, offer)
+            group.entries.append((offer.usd_per_hour, index, offer))
+            machine = (offer.provider, offer.instance_type, offer.region, offer.pricing_model)
+            self.by_machine.setdefault(machine, offer)
+        for group in groups.values():
+            group.entries.sort(key=lambda entry: (entry[0], entry[1]))
+        self.groups = list(groups.values())
+        fresh = [offer.observed_at for offer in offers if not offer.stale]
+        # When the first fresh price turns stale (the offers' stale flags are then out of date).
+        self.oldest_fresh: datetime | None = min(fresh) if fresh else None
+
+    def __len__(self) -> int:
+        return len(self.offers)
+
+
 class _EstimateCache:
-    """Memoises estimates per (workload, GPU, GPU count, topology, sharding)."""
+    """Estimates for one workload per (GPU, GPU count, topology), without the working: the
+    planner weighs thousands of shapes and writes notes only for the plans it returns."""
 
     def __init__(self, workload: Workload, headroom: float) -> None:
         self.workload = workload
         self.headroom = headroom
         self._cache: dict[tuple, tuple[str | None, Estimate]] = {}
+        self._by_sharding: dict[str, Workload] = {}
+        self._memory: dict[tuple, tuple[str | None, float]] = {}
+
+    def _sharded(self, gpu: GPUSpec, gpu_count: int) -> Workload:
+        """The workload with the sharding it runs with on ``gpu_count`` x ``gpu``."""
+        workload = self.workload
+        sharding = workload.sharding
+        if sharding is None and workload.task != "inference":
+            sharding = (
+                choose_sharding(workload, gpu, gpu_count, self.headroom)
+                if gpu_count > 1
+                else "none"
+            )
+        if sharding is None or sharding == workload.sharding:
+            return workload
+        sharded = self._by_sharding.get(sharding)
+        if sharded is None:
+            sharded = self._by_sharding[sharding] = replace(workload, sharding=sharding)
+        return sharded
+
+    def memory(self, gpu: GPUSpec, gpu_count: int) -> tuple[str | None, float]:
+        """The sharding and per-GPU memory (GiB) on ``gpu_count`` x ``gpu``: enough to tell a
+        fit, for any topology."""
+        key = (gpu, gpu_count)
+        hit = self._memory.get(key)
+        if hit is None:
+            workload = self._sharded(gpu, gpu_count)
+            hit = self._memory[key] = (workload.sharding, memory_per_gpu_gib(workload, gpu_count))
+        return hit
 
     def get(self, gpu: GPUSpec, gpu_count: int, topology: Topology) -> tuple[str | None, Estimate]:
         key = (gpu, gpu_count, topology)
         hit = self._cache.get(key)
         if hit is None:
-            workload = self.workload
-            sharding = workload.sharding
-            if sharding is None and workload.task != "inference":
-                sharding = (
-                    choose_sharding(workload, gpu, gpu_count, self.headroom)
-                    if gpu_count > 1
-                    else "none"
-                )
-            if sharding is not None and sharding != workload.sharding:
-                workload = replace(workload, sharding=sharding)
-            hit = (sharding, estimate(workload, gpu=gpu, gpu_count=gpu_count, topology=topology))
-            self._cache[key] = hit
+            workload = self._sharded(gpu, gpu_count)
+            est = estimate(
+                workload, gpu=gpu, gpu_count=gpu_count, topology=topology, explain=False,
+                count_min_gpus=False,
+            )  # fmt: skip
+            hit = self._cache[key] = (workload.sharding, est)
         return hit
+
+    def explained(self, gpu: GPUSpec, gpu_count: int, topology: Topology) -> Estimate:
+        """The same estimate with its working (notes), for a plan that is returned."""
+        workload = self._sharded(gpu, gpu_count)
+        return estimate(workload, gpu=gpu, gpu_count=gpu_count, topology=topology)
 
 
 def _intra_node_class(offer: Offer, gpus_per_node: int) -> str:
@@ -289,15 +393,18 @@ def _host_check(offer: Offer, workload: Workload) -> tuple[dict[str, Any], list[
 
 
 def _constraint_rejection(offer: Offer, c: Constraints) -> str | None:
-    """Reasons an offer is out before any estimate (the selector already applied most of them)."""
+    """Reasons an offer in scope is out before any estimate."""
     if offer.stale and not c.include_stale:
         return "stale_price"
+    return _gpu_rejection(offer, c)
+
+
+def _gpu_rejection(offer: Offer, c: Constraints) -> str | None:
+    """Reasons every offer of this GPU is out (the same for a whole offer group)."""
     if c.datacenter_only and not offer.gpu_datacenter_use_allowed:
         return "consumer_gpu_excluded"
     if c.min_gpu_memory_gb is not None and offer.gpu.memory_gib < c.min_gpu_memory_gb:
         return "below_min_gpu_memory"
-    if offer.pricing_model not in c.pricing:
-        return "pricing_model_excluded"
     return None
 
 
@@ -316,8 +423,10 @@ class _Step:
     nodes: int
     total: int
     sharding: str | None = None
-    estimate: Estimate | None = None
+    estimate: Estimate | None = None  # None for a step that does not fit (memory_gib says why)
     reason: str = ""
+    topology: Topology | None = None
+    memory_gib: float = 0.0
 
 
 class _Profile:
@@ -369,28 +478,33 @@ class _Profile:
             self.steps.append(_Step(_OVER_MAX, nodes, total))
             self._done = True
             return
+        # Inside one node the network between nodes plays no part: machines that differ only
+        # in their NICs share the estimate.
+        one_node = nodes == 1
         topology = Topology(
             gpu_count=total,
             gpus_per_node=self.gpus_per_node,
             intra_node=self.intra,
             intra_bandwidth_gb_s=offer.intra_bandwidth_gb_s,
-            inter_node_rdma=offer.inter_rdma,
-            inter_node_gbps=offer.network_gbps
-            or (None if offer.inter_rdma else PLAIN_NETWORK_GBPS),
+            inter_node_rdma=offer.inter_rdma and not one_node,
+            inter_node_gbps=None
+            if one_node
+            else offer.network_gbps or (None if offer.inter_rdma else PLAIN_NETWORK_GBPS),
         )
-        sharding, est = self.cache.get(self.device, total, topology)
-        if est.memory_per_gpu_gib > self.capacity * (1 - FIT_HEADROOM):
+        sharding, memory = self.cache.memory(self.device, total)
+        if memory > self.capacity * (1 - FIT_HEADROOM):
             reason = (
                 "does_not_fit_memory" if nodes == 1 or c.allow_multi_node else "needs_multi_node"
             )
-            self.steps.append(_Step(_NO_FIT, nodes, total, sharding, est, reason))
+            self.steps.append(_Step(_NO_FIT, nodes, total, sharding, None, reason, None, memory))
             return
+        sharding, est = self.cache.get(self.device, total, topology)
         workload = self.workload
         if workload.tokens and workload.task != "inference" and est.est_hours is None:
-            self.steps.append(_Step(_NO_THROUGHPUT, nodes, total, sharding, est))
+            self.steps.append(_Step(_NO_THROUGHPUT, nodes, total, sharding, est, "", topology))
             self._done = True
             return
-        self.steps.append(_Step(_OK, nodes, total, sharding, est))
+        self.steps.append(_Step(_OK, nodes, total, sharding, est, "", topology))
 
 
 @dataclass
@@ -425,21 +539,39 @@ class _Candidate:
         self.est_hours = hours
         self.est_total_usd = total
         self.other_regions: list[str] = []
-        # The same figures, in the same order, as Plan.sort_key.
-        total_key = total if total is not None else math.inf
-        hours_key = hours if hours is not None else math.inf
-        if objective == "fastest":
-            speed = -(est.tokens_per_second or 0.0) * gpu_count
-            self.key = (hours_key, speed, total_key, hourly)
-        elif objective == "cheapest_hourly":
-            self.key = (hourly, total_key, hours_key)
-        else:
-            self.key = (total_key, hourly, hours_key)
+        self.key = _rank_key(hourly, total, hours, est, gpu_count, objective)
+
+
+def _rank_key(
+    hourly: float,
+    total: float | None,
+    hours: float | None,
+    est: Estimate,
+    gpu_count: float,
+    objective: str,
+) -> tuple:
+    """The figures a plan ranks by, in the same order as Plan.sort_key."""
+    total_key = total if total is not None else math.inf
+    hours_key = hours if hours is not None else math.inf
+    if objective == "fastest":
+        return (hours_key, -(est.tokens_per_second or 0.0) * gpu_count, total_key, hourly)
+    if objective == "cheapest_hourly":
+        return (hourly, total_key, hours_key)
+    return (total_key, hourly, hours_key)
+
+
+def _entry_key(usd_per_hour: float, offer: Offer, step: _Step, objective: str) -> tuple:
+    """_Candidate(offer, step, objective).key without building the candidate."""
+    hourly = usd_per_hour * step.nodes
+    hours = step.estimate.est_hours
+    total = _billed_amount(hourly, offer.pricing_model, hours)
+    gpu_count = step.total if offer.gpu_count >= 1 else offer.gpu_count
+    return _rank_key(hourly, total, hours, step.estimate, gpu_count, objective)
 
 
 def plan(
     workload: Workload,
-    offers: list[Offer],
+    offers: list[Offer] | OfferBook,
     constraints: Constraints,
     *,
     objective: str = "cheapest",
@@ -448,84 +580,429 @@ def plan(
 ) -> PlanResult:
     """Rank every eligible (offer, node count) for ``workload``; see the module docstring.
 
-    Work is shared: offers with the same hardware share one profile (estimates per node count),
-    and unless a limit depends on the price (max_usd_per_hour, max_total_usd) the surviving node
-    counts per profile and pricing model are found once, leaving each offer a price comparison.
+    ``offers`` may hold offers outside the constraints' scope (providers, regions, countries,
+    GPUs, pricing models): they are skipped without being counted.
+
+    Work is shared, so a large catalog costs little more than a small one:
+    - offers with the same hardware share one profile (estimates per node count);
+    - unless a limit depends on the price (max_usd_per_hour, max_total_usd), the surviving node
+      counts per profile and pricing model are found once, and a whole group of offers is
+      accepted or rejected at once;
+    - within a group the ranking key rises with the price, so groups are merged lazily and only
+      the offers that can reach the answer are ranked one by one.
     """
-    c = constraints
-    cache = _EstimateCache(workload, headroom)
-    rejected = Rejections()
-    best: dict[int, _Candidate] = {}
-    considered = 0
-    max_gpus = c.max_gpus or DEFAULT_MAX_GPUS
-    price_limits = c.max_usd_per_hour is not None or c.max_total_usd is not None
-    first_only = objective != "fastest" and workload.task == "inference"
-    profiles: dict[tuple, _Profile] = {}
+    return _Planner(workload, constraints, objective, headroom).run(
+        offers if isinstance(offers, OfferBook) else OfferBook(offers), limit
+    )
 
-    def reject(reason: str, make_example) -> None:
-        entry = rejected.by_reason.setdefault(reason, {"count": 0, "examples": []})
-        entry["count"] += 1
-        if len(entry["examples"]) < rejected.max_examples:
-            entry["examples"].append(make_example())
 
-    for offer in offers:
-        reason = _constraint_rejection(offer, c)
-        if reason:
-            reject(reason, lambda offer=offer: offer.label)
-            continue
-        key = (id(offer.gpu), offer.gpu_count, offer.intra_kind, offer.intra_slug,
-               offer.intra_bandwidth_gb_s, offer.inter_rdma, offer.network_gbps)  # fmt: skip
-        profile = profiles.get(key)
+# How many of the best spot plans the spot advice looks at for an on-demand twin.
+SPOT_ADVICE_SCAN = 1000
+
+
+class _Planner:
+    """One planning run: the constraints, the shared estimates and profiles, the tallies."""
+
+    def __init__(self, workload: Workload, c: Constraints, objective: str, headroom: float) -> None:
+        self.workload = workload
+        self.c = c
+        self.objective = objective
+        self.cache = _EstimateCache(workload, headroom)
+        self.max_gpus = c.max_gpus or DEFAULT_MAX_GPUS
+        self.price_limits = c.max_usd_per_hour is not None or c.max_total_usd is not None
+        self.first_only = objective != "fastest" and workload.task == "inference"
+        self.profiles: dict[tuple, _Profile] = {}
+        self.rejected = Rejections()
+        self.considered = 0
+        self.cards: dict[int, GPUSpec] = {}  # a 24 GB and an 80 GB GPU among the offers asked about
+
+    def profile(self, hardware: tuple, offer: Offer) -> _Profile:
+        profile = self.profiles.get(hardware)
         if profile is None:
-            profile = profiles[key] = _Profile(offer, workload, c, cache, max_gpus)
-        if price_limits:
-            counted, found, failure = _walk(profile, offer, c, objective, first_only)
-        else:
-            route = profile.routes.get(offer.pricing_model)
-            if route is None:
-                route = profile.routes[offer.pricing_model] = _route(
-                    profile, offer, c, objective, first_only
-                )
-            counted, failure, found = route.considered, route.failure, None
-            if route.passing:
-                steps = route.contenders if offer.usd_per_hour > 0 else route.passing
-                for step in steps:
-                    candidate = _Candidate(offer, step, objective)
-                    if found is None or candidate.key < found.key:
-                        found = candidate
-        considered += counted
-        if found is not None:
-            current = best.get(offer.price_id)
-            if current is None or found.key < current.key:
-                best[offer.price_id] = found
-        if offer.price_id in best:
-            continue
-        if failure is None and not c.allow_multi_node:
-            failure = ("needs_multi_node", None)
-        if failure:
-            name = failure[0]
-            if name == "does_not_fit_memory" and not c.allow_multi_node:
-                name = "needs_multi_node"
-            reject(
-                name,
-                lambda offer=offer, failure=failure, profile=profile: _failure_example(
-                    offer, failure, profile, workload, max_gpus
-                ),
+            profile = self.profiles[hardware] = _Profile(
+                offer, self.workload, self.c, self.cache, self.max_gpus
             )
-    ranked = _collapse_regions(sorted(best.values(), key=lambda p: p.key))
-    plans = [_plan_from(candidate, workload) for candidate in ranked[:limit]]
-    _annotate_alternatives(plans, ranked)
-    for rank, item in enumerate(plans, start=1):
-        item.rank = rank
-    advice = _advice(workload, ranked, rejected, constraints)
-    advice.extend(_what_would_fit(workload, offers, ranked))
-    if constraints.max_gpus is None and (
-        rejected.count("over_max_gpus") or any(p.gpu_count >= DEFAULT_MAX_GPUS for p in plans)
-    ):
-        advice.append(
-            f"Plans were capped at {DEFAULT_MAX_GPUS} GPUs; set max_gpus to weigh larger clusters."
+        return profile
+
+    def route(self, profile: _Profile, offer: Offer) -> _Route:
+        route = profile.routes.get(offer.pricing_model)
+        if route is None:
+            route = profile.routes[offer.pricing_model] = _route(
+                profile, offer, self.c, self.objective, self.first_only
+            )
+        return route
+
+    def reject(self, reason: str, offers: list[Offer], failure: tuple | None = None) -> None:
+        """Count ``offers`` under ``reason``, writing examples for the first few only."""
+        entry = self.rejected.by_reason.setdefault(reason, {"count": 0, "examples": []})
+        entry["count"] += len(offers)
+        room = self.rejected.max_examples - len(entry["examples"])
+        for offer in offers[: max(room, 0)]:
+            if failure is None:
+                entry["examples"].append(offer.label)
+            else:
+                profile = self.profiles[_hardware_key(offer)]
+                entry["examples"].append(
+                    _failure_example(offer, failure, profile, self.workload, self.max_gpus)
+                )
+
+    def reject_failure(self, failure: tuple | None, offers: list[Offer]) -> None:
+        if failure is None and not self.c.allow_multi_node:
+            failure = ("needs_multi_node", None)
+        if failure is None:
+            return
+        name = failure[0]
+        if name == "does_not_fit_memory" and not self.c.allow_multi_node:
+            name = "needs_multi_node"
+        self.reject(name, offers, failure)
+
+    def eligible(self, group: _Group) -> list[tuple[float, int, Offer]]:
+        """The group's offers in scope and not ruled out by a constraint (those are counted)."""
+        c = self.c
+        first = group.first
+        if first.pricing_model not in c.pricing or (c.gpus and first.gpu.slug not in c.gpus):
+            return []
+        entries = group.entries
+        if c.providers or c.regions or c.countries or c.mainland_china is not None:
+            entries = [entry for entry in entries if c.covers(entry[2])]
+        size = round(first.gpu.memory_gib)
+        if entries and size in (24, 80) and first.gpu_count >= 1:
+            self.cards.setdefault(size, first.gpu)  # for _what_would_fit, rejected or not
+        if not c.include_stale:
+            stale = [entry[2] for entry in entries if entry[2].stale]
+            if stale:
+                self.reject("stale_price", stale)
+                entries = [entry for entry in entries if not entry[2].stale]
+        if entries:
+            reason = _gpu_rejection(first, c)
+            if reason:
+                self.reject(reason, [entry[2] for entry in entries])
+                return []
+        return entries
+
+    def stream(self, entries: list, route: _Route) -> Iterator[tuple]:
+        """(key, offer index, offer, step) for each offer of a group, in rising key order."""
+        objective = self.objective
+        for usd, index, offer in entries:
+            best_key, best_step = None, None
+            for step in route.contenders if usd > 0 else route.passing:
+                key = _entry_key(usd, offer, step, objective)
+                if best_key is None or key < best_key:
+                    best_key, best_step = key, step
+            yield best_key, index, offer, best_step
+
+    def walk(self, group: _Group, entries: list) -> tuple[Any, int, int]:
+        """A group under price limits (max_usd_per_hour, max_total_usd): which node counts pass
+        depends on each offer's price. Rejects the offers nothing passes for, and returns a
+        factory of streams of the others (in key order), how many passed and how many node
+        counts were weighed.
+
+        Every limit is monotone in the price and the group is in price order, so each step
+        passes for a prefix of the offers: a bisection per step finds where, the offers fall
+        into segments that share their passing steps, and each offer is ranked only against
+        its segment's contenders. Same answers as walking every offer at its price (``_walk``).
+        """
+        c, objective = self.c, self.objective
+        profile = self.profile(group.hardware, group.first)
+        pricing_model = group.pricing_model
+        n = len(entries)
+        # The walk with the price left aside: steps that fit, with the node counts weighed up
+        # to each, and what a walk that passes nothing ends on.
+        ok: list[tuple[_Step, int]] = []
+        last: tuple[str, _Step | None] | None = None  # the last step weighed: ("ok"|reason, step)
+        terminal: tuple[str, _Step] | None = None
+        weighed_all = index = 0
+        while (step := profile.step(index)) is not None:
+            index += 1
+            if step.kind == _OVER_MAX:
+                if last is None:
+                    terminal = ("over_max_gpus", step)
+                break
+            weighed_all += 1
+            if step.kind == _NO_FIT:
+                last = (step.reason, step)
+            elif step.kind == _NO_THROUGHPUT:
+                terminal = ("no_throughput_figure", step)
+                break
+            else:
+                ok.append((step, weighed_all))
+                last = ("ok", step)
+
+        def failure_at(step: _Step, usd: float) -> str | None:
+            hourly = usd * step.nodes
+            total = _billed_amount(hourly, pricing_model, step.estimate.est_hours)
+            return _limit_failure(
+                c, pricing_model, step.estimate.est_hours, hourly=hourly, total=total
+            )
+
+        # Step i passes for offers [0, cuts[i]).
+        cuts = [
+            bisect.bisect_left(
+                range(n), True, key=lambda i, s=step: failure_at(s, entries[i][0]) is not None
+            )
+            for step, _ in ok
+        ]
+        passed = max(cuts, default=0)
+        weighed = weighed_all * (n - passed)
+        segments: list[tuple[int, int, list[_Step]]] = []
+        start = 0
+        for end in sorted(set(cuts)):
+            if end <= start or start >= passed:
+                continue
+            steps = [(step, upto) for (step, upto), cut in zip(ok, cuts, strict=True) if cut >= end]
+            if self.first_only:  # the walk stops at the first step that passes
+                steps = steps[:1]
+                weighed += steps[0][1] * (end - start)
+            else:
+                weighed += weighed_all * (end - start)
+            segments.append((start, end, [step for step, _ in steps]))
+            start = end
+        if passed < n:
+            offers = [entry[2] for entry in entries[passed:]]
+            if terminal is not None or last is None or last[0] != "ok":
+                self.reject_failure(terminal or last, offers)
+            else:
+                # The last step weighed failed on a limit. Which limit is monotone in the price
+                # (the hourly cap last), so the offers fall into at most three runs.
+                step = last[1]
+                begin = passed
+                while begin < n:
+                    reason = failure_at(step, entries[begin][0])
+                    end = bisect.bisect_left(
+                        range(begin, n), True,
+                        key=lambda i, r=reason: failure_at(step, entries[i][0]) != r,
+                    ) + begin  # fmt: skip
+                    self.reject_failure((reason, step), offers[begin - passed : end - passed])
+                    begin = end
+
+        def stream() -> Iterator[tuple]:
+            for seg_start, seg_end, steps in segments:
+                contenders = steps
+                if len(steps) > 1:
+                    # As in _route: what ranks first at 1 USD/h ranks first at any price.
+                    leads = [_entry_key(1.0, group.first, step, objective)[0] for step in steps]
+                    bound = min(leads) * (1 + _TIE_TOLERANCE)
+                    contenders = [
+                        st for st, lead in zip(steps, leads, strict=True) if lead <= bound
+                    ]
+                for usd, index, offer in entries[seg_start:seg_end]:
+                    best_key, best_step = None, None
+                    for step in contenders if usd > 0 else steps:
+                        key = _entry_key(usd, offer, step, objective)
+                        if best_key is None or key < best_key:
+                            best_key, best_step = key, step
+                    yield best_key, index, offer, best_step
+
+        return stream, passed, weighed
+
+    def candidate(self, offer: Offer) -> _Candidate | None:
+        """The best plan of one offer, or None when it is out of scope or nothing passes."""
+        if not self.c.covers(offer) or _constraint_rejection(offer, self.c):
+            return None
+        profile = self.profile(_hardware_key(offer), offer)
+        if self.price_limits:
+            return _walk(profile, offer, self.c, self.objective, self.first_only)[1]
+        route = self.route(profile, offer)
+        best = None
+        for step in route.contenders if offer.usd_per_hour > 0 else route.passing:
+            found = _Candidate(offer, step, self.objective)
+            if best is None or found.key < best.key:
+                best = found
+        return best
+
+    def run(self, book: OfferBook, limit: int) -> PlanResult:
+        sources: list[tuple[str, Any]] = []  # (pricing model, a fresh stream of the group)
+        priced = 0  # offers with at least one passing plan
+        term_priced = False
+        for group in book.groups:
+            entries = self.eligible(group)
+            if not entries:
+                continue
+            first = group.first
+            if self.price_limits:
+                make, passed, counted = self.walk(group, entries)
+                self.considered += counted
+            else:
+                profile = self.profile(group.hardware, first)
+                route = self.route(profile, first)
+                self.considered += route.considered * len(entries)
+                if not route.passing:
+                    self.reject_failure(route.failure, [entry[2] for entry in entries])
+                passed = len(entries) if route.passing else 0
+
+                def make(entries=entries, route=route) -> Iterator[tuple]:
+                    return self.stream(entries, route)
+
+            if passed:
+                sources.append((group.pricing_model, make))
+                priced += passed
+                term_priced = term_priced or group.pricing_model in TERM_HOURS
+        ranked = self._top(sources, limit)
+        plans = [self._plan_from(candidate) for candidate in ranked]
+        for rank, item in enumerate(plans, start=1):
+            item.rank = rank
+        self._annotate_alternatives(plans, book)
+        advice = self._advice(plans, priced, term_priced, sources, book)
+        advice.extend(self._what_would_fit(self.cards, plans))
+        if self.c.max_gpus is None and (
+            self.rejected.count("over_max_gpus")
+            or any(p.gpu_count >= DEFAULT_MAX_GPUS for p in plans)
+        ):
+            advice.append(
+                f"Plans were capped at {DEFAULT_MAX_GPUS} GPUs; set max_gpus to weigh larger clusters."
+            )
+        return PlanResult(
+            plans=plans, rejected=self.rejected, advice=advice, considered=self.considered
         )
-    return PlanResult(plans=plans, rejected=rejected, advice=advice, considered=considered)
+
+    def _top(self, sources: list, limit: int) -> list[_Candidate]:
+        """The best ``limit`` plans, one per machine and price: the same offer at the same price
+        in several regions is listed once, with the other regions named."""
+        kept: dict[tuple, _Candidate] = {}
+        ranked: list[_Candidate] = []
+        for key, _index, offer, step in heapq.merge(*(make() for _, make in sources)):
+            if len(ranked) >= limit and key > ranked[-1].key:
+                break  # every later offer ranks lower, and none can be a listed plan's twin
+            same = (
+                offer.provider, offer.instance_type, offer.pricing_model, step.nodes,
+                round(offer.usd_per_hour * step.nodes, 6),
+            )  # fmt: skip
+            first = kept.get(same)
+            if first is not None:
+                first.other_regions.append(offer.region)
+            elif len(ranked) < limit:
+                kept[same] = candidate = _Candidate(offer, step, self.objective)
+                ranked.append(candidate)
+        return ranked
+
+    def _plan_from(self, candidate: _Candidate) -> Plan:
+        step = candidate.step
+        device = _device(candidate.offer)
+        est = self.cache.explained(device, step.total, step.topology)
+        result = _make_plan(
+            candidate.offer, self.workload, step.nodes, step.total, step.sharding, est,
+            device.memory_gib,
+        )  # fmt: skip
+        result.other_regions = candidate.other_regions
+        return result
+
+    def _twin(self, offer: Offer, book: OfferBook) -> _Candidate | None:
+        """The best plan of the same machine in the same region on demand, if it has one."""
+        twin = book.by_machine.get((offer.provider, offer.instance_type, offer.region, "on_demand"))
+        return None if twin is None else self.candidate(twin)
+
+    def _annotate_alternatives(self, plans: list[Plan], book: OfferBook) -> None:
+        """Say when a subscription or spot beats on-demand for the same machine and run."""
+        for other in plans:
+            name = other.offer.pricing_model
+            if name not in ("monthly", "yearly", "reserved_1y", "reserved_3y", "spot"):
+                continue
+            hourly = self._twin(other.offer, book)
+            if hourly is None or hourly.nodes != other.nodes or hourly.est_total_usd is None:
+                continue
+            if other.est_total_usd is None or other.est_total_usd >= hourly.est_total_usd:
+                continue
+            saving = 100.0 * (1 - other.est_total_usd / hourly.est_total_usd)
+            label = "Spot" if name == "spot" else name.replace("_", " ").capitalize()
+            other.reasons.append(f"{label} beats on-demand by {saving:.0f}% for this run")
+
+    def _spot_saving(self, sources: list, book: OfferBook) -> str | None:
+        """What spot saves on the best-ranked spot plan with an on-demand twin (20% or more)."""
+        spot = [make() for pricing_model, make in sources if pricing_model == "spot"]
+        for seen, (_key, _index, offer, step) in enumerate(heapq.merge(*spot)):
+            if seen >= SPOT_ADVICE_SCAN:
+                break
+            plan_ = _Candidate(offer, step, self.objective)
+            twin = self._twin(offer, book)
+            if not (plan_.est_total_usd and twin and twin.est_total_usd):
+                continue
+            saving = 100 * (1 - plan_.est_total_usd / twin.est_total_usd)
+            if saving >= 20:
+                return (
+                    f"Spot saves {saving:.0f}% on {offer.instance_type} with checkpoints every "
+                    f"{SPOT_CHECKPOINT_MINUTES} minutes."
+                )
+        return None
+
+    def _advice(
+        self, plans: list[Plan], priced: int, term_priced: bool, sources: list, book: OfferBook
+    ) -> list[str]:
+        workload, c, rejected = self.workload, self.c, self.rejected
+        advice: OrderedDict[str, None] = OrderedDict()
+        spot = self._spot_saving(sources, book)
+        if spot:
+            advice[spot] = None
+        if rejected.count("stale_price") and not c.include_stale:
+            advice[
+                f"{rejected.count('stale_price')} offer(s) were left out because their prices are older than the "
+                "staleness limit; set include_stale=true to see them flagged."
+            ] = None
+        if rejected.count("run_too_short_for_term") and not term_priced:
+            advice[
+                "Monthly and reserved terms were left out: the run is shorter than half a term."
+            ] = None
+        if not priced:
+            if rejected.count("over_max_total_usd") or rejected.count("over_max_hours"):
+                advice[
+                    "Train on fewer tokens or raise max_total_usd / max_hours: some plans fit memory but not the budget."
+                ] = None
+            if rejected.count("does_not_fit_memory") or rejected.count("needs_multi_node"):
+                if workload.method in ("full", "freeze") and workload.task != "inference":
+                    advice["LoRA or QLoRA needs a fraction of the memory of a full fine-tune."] = (
+                        None
+                    )
+                if workload.gradient_checkpointing != "full" and workload.task != "inference":
+                    advice[
+                        "Full gradient checkpointing cuts activation memory at about a third more compute."
+                    ] = None
+                if not c.allow_multi_node:
+                    advice["Allow multi-node (allow_multi_node=true) to shard over more GPUs."] = (
+                        None
+                    )
+            if (
+                c.datacenter_only
+                or c.gpus
+                or c.providers
+                or c.regions
+                or c.mainland_china is not None
+            ):
+                advice[
+                    "Widen the constraints (providers, regions, GPUs) to consider more offers."
+                ] = None
+        return list(advice)
+
+    def _what_would_fit(self, cards: dict[int, GPUSpec], plans: list[Plan]) -> list[str]:
+        """Cheaper shapes of the same job, checked with the estimator: full checkpointing on one
+        80 GB GPU, QLoRA on one 24 GB card. Said only when the best plan needs more than that."""
+        workload = self.workload
+        if workload.task == "inference" or (plans and plans[0].gpu_count <= 1):
+            return []
+        hints = []
+        big = cards.get(80)
+        if big and workload.gradient_checkpointing != "full":
+            est = estimate(
+                replace(workload, gradient_checkpointing="full", sharding="none"),
+                gpu=big,
+                gpu_count=1,
+                explain=False,
+            )
+            if est.memory_per_gpu_gib <= big.memory_gib * (1 - FIT_HEADROOM):
+                hints.append(
+                    f"Full gradient checkpointing would fit this on one 80 GB GPU ({est.memory_per_gpu_gib:.0f} GiB)."
+                )
+        small = cards.get(24)
+        if small and workload.method in ("full", "lora", "freeze"):
+            qlora = replace(
+                workload, method="qlora", sharding="none", gradient_checkpointing="full",
+                lora_rank=workload.lora_rank or 16, lora_targets=workload.lora_targets or "all_linear",
+                mixed_precision=None, optimizer=workload.optimizer or "adamw",
+            )  # fmt: skip
+            est = estimate(qlora, gpu=small, gpu_count=1, explain=False)
+            if est.memory_per_gpu_gib <= small.memory_gib * (1 - FIT_HEADROOM):
+                hints.append(
+                    f"QLoRA fits a single 24 GB card ({est.memory_per_gpu_gib:.0f} GiB with full checkpointing)."
+                )
+        return hints
 
 
 class _Walk:
@@ -560,9 +1037,16 @@ class _Walk:
 def _route(
     profile: _Profile, offer: Offer, c: Constraints, objective: str, first_only: bool
 ) -> _Route:
-    """Walk a profile's steps under one pricing model where no limit depends on the price."""
+    """Walk a profile's steps under one pricing model where no limit depends on the price.
+
+    Steps are ranked by their leading figure at 1 USD/h (a step clearly worse there is worse at
+    any price). For the cheapest objectives the walk stops once no larger node count can lead:
+    the hourly price doubles with each step, and the total cannot fall below the compute-only
+    GPU-hours floor (sizing.compute.gpu_hours_floor), which rises with the node count.
+    """
     walk = _Walk(profile)
     passing: list[_Step] = []
+    leads: list[float] = []
     for step in walk.fitting():
         limit_failure = _limit_failure(
             c, offer.pricing_model, step.estimate.est_hours, hourly=None, total=None
@@ -573,14 +1057,30 @@ def _route(
         passing.append(step)
         if first_only:
             break
+        leads.append(_entry_key(1.0, offer, step, objective)[0])
+        if _cannot_lead(profile, step.nodes * 2, min(leads), objective):
+            break
     contenders = passing
     if len(passing) > 1:
-        # Rank at 1 USD/h: a step whose leading figure is clearly worse stays worse at any price.
-        unit = replace(offer, usd_per_hour=1.0)
-        leads = [_Candidate(unit, step, objective).key[0] for step in passing]
         bound = min(leads) * (1 + _TIE_TOLERANCE)
         contenders = [step for step, lead in zip(passing, leads, strict=True) if lead <= bound]
     return _Route(walk.considered, passing, contenders, None if passing else walk.failure)
+
+
+def _cannot_lead(profile: _Profile, nodes: int, best: float, objective: str) -> bool:
+    """Whether no step from ``nodes`` on can have a leading figure (at 1 USD/h) within the tie
+    tolerance of ``best``."""
+    if objective == "cheapest_hourly":
+        lowest = float(nodes)  # hourly at 1 USD/h per node
+    elif objective == "cheapest":
+        # Total at 1 USD/h per node: nodes x hours >= GPU-hours / GPUs per node (terms bill more).
+        floor = gpu_hours_floor(profile.workload, profile.device, nodes)
+        if floor is None:
+            return False
+        lowest = floor / profile.gpus_per_node
+    else:
+        return False
+    return lowest > best * (1 + _TIE_TOLERANCE)
 
 
 def _walk(
@@ -616,7 +1116,7 @@ def _failure_example(
         return f"{offer.label}: needs more than {max_gpus} GPUs"
     if step.kind == _NO_FIT:
         return (
-            f"{offer.label}: needs {step.estimate.memory_per_gpu_gib:.1f} GiB per GPU on "
+            f"{offer.label}: needs {step.memory_gib:.1f} GiB per GPU on "
             f"{step.total} GPU(s), has {profile.capacity:g}"
         )
     if step.kind == _NO_THROUGHPUT:
@@ -626,17 +1126,6 @@ def _failure_example(
         )
     candidate = _Candidate(offer, step, "cheapest")
     return f"{offer.label} x{step.nodes} node(s): {_describe(candidate)}"
-
-
-def _plan_from(candidate: _Candidate, workload: Workload) -> Plan:
-    step = candidate.step
-    device_capacity = _device(candidate.offer).memory_gib
-    result = _make_plan(
-        candidate.offer, workload, step.nodes, step.total, step.sharding, step.estimate,
-        device_capacity,
-    )  # fmt: skip
-    result.other_regions = candidate.other_regions
-    return result
 
 
 def _describe(p) -> str:
@@ -770,137 +1259,3 @@ def _make_plan(
         reasons=reasons,
         warnings=warnings,
     )
-
-
-def _collapse_regions(plans: list) -> list:
-    """One plan per machine and price: the same offer at the same price in several regions is
-    listed once, with the other regions named."""
-    kept: dict[tuple, Plan] = {}
-    for p in plans:
-        key = (
-            p.offer.provider,
-            p.offer.instance_type,
-            p.offer.pricing_model,
-            p.nodes,
-            round(p.usd_per_hour, 6),
-        )
-        first = kept.get(key)
-        if first is None:
-            kept[key] = p
-        else:
-            first.other_regions.append(p.offer.region)
-    return list(kept.values())
-
-
-def _annotate_alternatives(plans: list[Plan], ranked: list) -> None:
-    """Say when a subscription beats hourly for the same machine, and what spot saves.
-
-    ``ranked`` is every collapsed candidate (the same machine's on-demand plan may rank below
-    the ones returned); only the returned ``plans`` get the reason.
-    """
-    on_demand: dict[tuple, Any] = {}
-    for p in ranked:
-        if p.offer.pricing_model == "on_demand":
-            on_demand[(p.offer.provider, p.offer.instance_type, p.offer.region, p.nodes)] = p
-    for other in plans:
-        name = other.offer.pricing_model
-        if name not in ("monthly", "yearly", "reserved_1y", "reserved_3y", "spot"):
-            continue
-        hourly = on_demand.get(
-            (other.offer.provider, other.offer.instance_type, other.offer.region, other.nodes)
-        )
-        if hourly is None or hourly.est_total_usd is None:
-            continue
-        if other.est_total_usd is None or other.est_total_usd >= hourly.est_total_usd:
-            continue
-        saving = 100.0 * (1 - other.est_total_usd / hourly.est_total_usd)
-        label = "Spot" if name == "spot" else name.replace("_", " ").capitalize()
-        other.reasons.append(f"{label} beats on-demand by {saving:.0f}% for this run")
-
-
-def _what_would_fit(workload: Workload, offers: list[Offer], ranked: list) -> list[str]:
-    """Cheaper shapes of the same job, checked with the estimator: full checkpointing on one
-    80 GB GPU, QLoRA on one 24 GB card. Said only when the best plan needs more than that."""
-    if workload.task == "inference" or (ranked and ranked[0].gpu_count <= 1):
-        return []
-    cards: dict[int, GPUSpec] = {}
-    for offer in offers:
-        size = round(offer.gpu.memory_gib)
-        if size in (24, 80) and offer.gpu_count >= 1:
-            cards.setdefault(size, offer.gpu)
-    hints = []
-    big = cards.get(80)
-    if big and workload.gradient_checkpointing != "full":
-        est = estimate(
-            replace(workload, gradient_checkpointing="full", sharding="none"),
-            gpu=big,
-            gpu_count=1,
-            explain=False,
-        )
-        if est.memory_per_gpu_gib <= big.memory_gib * (1 - FIT_HEADROOM):
-            hints.append(
-                f"Full gradient checkpointing would fit this on one 80 GB GPU ({est.memory_per_gpu_gib:.0f} GiB)."
-            )
-    small = cards.get(24)
-    if small and workload.method in ("full", "lora", "freeze"):
-        qlora = replace(
-            workload, method="qlora", sharding="none", gradient_checkpointing="full",
-            lora_rank=workload.lora_rank or 16, lora_targets=workload.lora_targets or "all_linear",
-            mixed_precision=None, optimizer=workload.optimizer or "adamw",
-        )  # fmt: skip
-        est = estimate(qlora, gpu=small, gpu_count=1, explain=False)
-        if est.memory_per_gpu_gib <= small.memory_gib * (1 - FIT_HEADROOM):
-            hints.append(
-                f"QLoRA fits a single 24 GB card ({est.memory_per_gpu_gib:.0f} GiB with full checkpointing)."
-            )
-    return hints
-
-
-def _advice(workload: Workload, plans: list, rejected: Rejections, c: Constraints) -> list[str]:
-    advice: OrderedDict[str, None] = OrderedDict()
-    spot = [p for p in plans if p.offer.pricing_model == "spot" and p.est_total_usd]
-    on_demand = {
-        (p.offer.provider, p.offer.instance_type, p.offer.region): p
-        for p in plans
-        if p.offer.pricing_model == "on_demand"
-    }
-    for p in spot:
-        twin = on_demand.get((p.offer.provider, p.offer.instance_type, p.offer.region))
-        if twin and twin.est_total_usd:
-            saving = 100 * (1 - p.est_total_usd / twin.est_total_usd)
-            if saving >= 20:
-                advice[
-                    f"Spot saves {saving:.0f}% on {p.offer.instance_type} with checkpoints every "
-                    f"{SPOT_CHECKPOINT_MINUTES} minutes."
-                ] = None
-                break
-    if rejected.count("stale_price") and not c.include_stale:
-        advice[
-            f"{rejected.count('stale_price')} offer(s) were left out because their prices are older than the "
-            "staleness limit; set include_stale=true to see them flagged."
-        ] = None
-    if rejected.count("run_too_short_for_term") and not any(
-        p.offer.pricing_model in TERM_HOURS for p in plans
-    ):
-        advice["Monthly and reserved terms were left out: the run is shorter than half a term."] = (
-            None
-        )
-    if not plans:
-        if rejected.count("over_max_total_usd") or rejected.count("over_max_hours"):
-            advice[
-                "Train on fewer tokens or raise max_total_usd / max_hours: some plans fit memory but not the budget."
-            ] = None
-        if rejected.count("does_not_fit_memory") or rejected.count("needs_multi_node"):
-            if workload.method in ("full", "freeze") and workload.task != "inference":
-                advice["LoRA or QLoRA needs a fraction of the memory of a full fine-tune."] = None
-            if workload.gradient_checkpointing != "full" and workload.task != "inference":
-                advice[
-                    "Full gradient checkpointing cuts activation memory at about a third more compute."
-                ] = None
-            if not c.allow_multi_node:
-                advice["Allow multi-node (allow_multi_node=true) to shard over more GPUs."] = None
-        if c.datacenter_only or c.gpus or c.providers or c.regions or c.mainland_china is not None:
-            advice["Widen the constraints (providers, regions, GPUs) to consider more offers."] = (
-                None
-            )
-    return list(advice)

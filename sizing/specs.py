@@ -6,17 +6,42 @@ embeddings) from the architecture numbers once and caches it; every formula down
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cached_property
+from typing import Any
 
 # Kinds of model the estimator knows.
 TRANSFORMER_KINDS = ("decoder", "encoder", "encoder_decoder", "vit")
 MODEL_KINDS = (*TRANSFORMER_KINDS, "cnn", "unet")
 
 
+def hash_once(self: Any) -> int:
+    """``__hash__`` for frozen value types: the fields' hash, worked out on first use and kept.
+
+    A frozen dataclass rehashes every field on every call; GPUs, topologies, architectures and
+    workloads key the estimator's memos, which the planner consults thousands of times a request.
+    Equal objects still hash equally (same fields, as the generated hash uses).
+    """
+    kept = self.__dict__.get("_hash")
+    if kept is None:
+        kept = hash(tuple(getattr(self, f.name) for f in fields(self) if f.compare))
+        self.__dict__["_hash"] = kept  # frozen: written past __setattr__, as cached_property does
+    return kept
+
+
+def state_without_hash(self: Any) -> dict:
+    """``__getstate__`` leaving out the kept hash: string hashes differ between processes."""
+    state = dict(self.__dict__)
+    state.pop("_hash", None)
+    return state
+
+
 @dataclass(frozen=True)
 class GPUSpec:
     """Catalog figures for one GPU; dense tensor rates only, None where the part lacks the format."""
+
+    __hash__ = hash_once
+    __getstate__ = state_without_hash
 
     slug: str
     memory_gib: float
@@ -46,6 +71,9 @@ class Topology:
     "take the GPU's NVLink figure" (or a PCIe default). `inter_node_gbps` is the node's total
     network bandwidth in Gbit/s.
     """
+
+    __hash__ = hash_once
+    __getstate__ = state_without_hash
 
     gpu_count: int = 1
     gpus_per_node: int = 8
@@ -105,6 +133,9 @@ class ModelArch:
     Transformers carry layer counts and widths; `cnn` and `unet` presets carry only the official
     parameter count, a per-sample activation figure and forward FLOPs at a reference input size.
     """
+
+    __hash__ = hash_once
+    __getstate__ = state_without_hash
 
     name: str  # preset slug (or "generic-7b")
     family: str

@@ -9,9 +9,10 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
 
-from .specs import ModelArch, generic_arch
+from .specs import ModelArch, generic_arch, hash_once, state_without_hash
 
 TASKS = ("pretrain", "finetune", "inference")
 METHODS = ("full", "lora", "qlora", "freeze")
@@ -74,6 +75,9 @@ class WorkloadError(ValueError):
 class Workload:
     """A validated workload with every default filled in; `arch` is the resolved architecture."""
 
+    __hash__ = hash_once
+    __getstate__ = state_without_hash
+
     model: str | None
     params_b: float
     task: str
@@ -99,6 +103,15 @@ class Workload:
     )
     attention: str = "flash"
     arch: ModelArch = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
+
+    @cached_property
+    def for_memory(self) -> Workload:
+        """This workload without what memory does not depend on (tokens to train, the hardware
+        asked about): the key of the estimator's memory memos, so a new question that differs
+        only in its token count reuses every memory figure."""
+        if self.tokens is None and self.gpu is None and self.gpu_count is None:
+            return self
+        return replace(self, tokens=None, gpu=None, gpu_count=None)
 
     @property
     def is_training(self) -> bool:

@@ -15,6 +15,18 @@ def django_db_setup(django_db_setup, django_db_blocker):
         call_command("load_catalog", verbosity=0)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_offer_book():
+    """Each test starts with a worker that has read no catalog yet (the planner's offer book is
+    kept per process and per catalog version; tests that rewrite rows without touching
+    ``updated_at`` would otherwise see another test's book)."""
+    from sizing.selectors import offer_book_forget
+
+    offer_book_forget()
+    yield
+    offer_book_forget()
+
+
 @pytest.fixture
 def api_client():
     from rest_framework.test import APIClient

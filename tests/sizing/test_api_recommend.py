@@ -9,6 +9,7 @@ import pytest
 from django.utils import timezone
 
 from catalog.models import GPU, Interconnect, Price
+from sizing.selectors import offer_book_forget
 from tests.factories import InstanceTypeFactory, PriceFactory, ProviderFactory, RegionFactory
 
 pytestmark = pytest.mark.django_db
@@ -338,6 +339,7 @@ def test_query_count_does_not_grow_with_the_catalog(api_client, django_assert_ma
         from django.db import connection
         from django.test.utils import CaptureQueriesContext
 
+        offer_book_forget()  # a worker that has not read this catalog yet
         with CaptureQueriesContext(connection) as ctx:
             recommend(api_client, workload, limit=5)
         return len(ctx.captured_queries)
@@ -359,6 +361,28 @@ def test_query_count_does_not_grow_with_the_catalog(api_client, django_assert_ma
     assert Price.objects.count() > 1000
     with django_assert_max_num_queries(small):
         recommend(api_client, workload, limit=5)
+
+
+def test_a_new_question_reuses_the_offers_a_worker_has_read(
+    api_client, django_assert_max_num_queries
+):
+    lora = {"model": "llama-3-8b", "task": "finetune", "method": "lora", "tokens": 1.1e7}
+    recommend(api_client, lora, limit=5)  # a question no other test asks: not in the answer cache
+    # Another question over the same catalog: the catalog fingerprint and catalog_as_of only.
+    with django_assert_max_num_queries(2):
+        body = recommend(api_client, {**lora, "tokens": 3e7}, limit=5)
+    top = body["recommendations"][0]
+    price = Price.objects.get(
+        instance_type__provider__slug=top["provider"], instance_type__name=top["instance_type"],
+        region__code=top["region"], pricing_model=top["pricing_model"],
+    )  # fmt: skip
+    # A curator's edit changes the catalog: the next new question reads the new price.
+    price.amount = price.amount * 10
+    price.usd_per_hour = price.usd_per_hour * 10
+    price.save()
+    after = recommend(api_client, {**lora, "tokens": 5e7}, limit=5)
+    listed = {(r["provider"], r["instance_type"], r["region"]) for r in after["recommendations"]}
+    assert (top["provider"], top["instance_type"], top["region"]) not in listed
 
 
 def test_compare_lists_fitting_and_failing_targets(api_client):

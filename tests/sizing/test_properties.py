@@ -9,7 +9,14 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sizing.estimator import GPUSpec, WorkloadError, estimate, parse_workload
+from sizing.estimator import (
+    GPUSpec,
+    Topology,
+    WorkloadError,
+    estimate,
+    gpu_hours_floor,
+    parse_workload,
+)
 from sizing.presets import load_presets
 
 PRESETS = load_presets()
@@ -17,7 +24,8 @@ with open(Path(__file__).resolve().parents[2] / "fixtures" / "gpus.yaml", encodi
     GPUS = {g["slug"]: GPUSpec.from_mapping(g) for g in yaml.safe_load(_fh)}
 DECODERS = sorted(s for s, a in PRESETS.items() if a.kind == "decoder" and a.params_b <= 80)
 TRANSFORMERS = sorted(s for s, a in PRESETS.items() if a.is_transformer and a.params_b <= 80)
-SETTINGS = settings(max_examples=150, deadline=None)
+# Derandomised: the same 150 examples on every run, so CI is red only when the code changed.
+SETTINGS = settings(max_examples=150, deadline=None, derandomize=True)
 
 models = st.sampled_from(TRANSFORMERS)
 methods = st.sampled_from(["full", "lora", "qlora", "freeze"])
@@ -175,3 +183,41 @@ def test_estimate_never_fails_on_valid_input(
     for v in (e.training_flops, e.mfu, e.tokens_per_second, e.gpu_hours, e.est_hours):
         assert v is None or (math.isfinite(v) and v >= 0)
     assert e.min_gpus is None or 1 <= e.min_gpus <= 4096
+
+
+@SETTINGS
+@given(
+    models,
+    methods,
+    ckpts,
+    st.sampled_from(sorted(GPUS)),
+    st.sampled_from([1, 2, 4, 8]),
+    st.sampled_from([1, 2, 4, 8, 16]),
+    st.sampled_from(["nvswitch", "nvlink", "pcie"]),
+    st.booleans(),
+    st.sampled_from([None, 25.0, 100.0, 400.0, 3200.0]),
+    st.sampled_from(["none", "zero1", "zero2", "zero3"]),
+)
+def test_gpu_hours_never_fall_below_the_planners_floor(
+    model, method, ckpt, gpu_slug, per_node, nodes, intra, rdma, gbps, sharding
+):
+    """The planner stops weighing node counts on this bound (planner._cannot_lead)."""
+    if not _valid(method, "bf16"):
+        return
+    workload = parse_workload(
+        {"model": model, "method": method, "gradient_checkpointing": ckpt, "tokens": 1e9,
+         "sharding": sharding},
+        PRESETS,
+    )  # fmt: skip
+    gpu = GPUS[gpu_slug]
+    topology = Topology(
+        gpu_count=per_node * nodes, gpus_per_node=per_node,
+        intra_node=intra if per_node > 1 else "none", inter_node_rdma=rdma, inter_node_gbps=gbps,
+    )  # fmt: skip
+    est = estimate(workload, gpu=gpu, gpu_count=per_node * nodes, topology=topology, explain=False)
+    floor = gpu_hours_floor(workload, gpu, nodes)
+    if est.gpu_hours is None:
+        assert floor is None
+        return
+    assert est.gpu_hours >= floor * (1 - 1e-12)
+    assert gpu_hours_floor(workload, gpu, nodes * 2) >= floor
