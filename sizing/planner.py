@@ -435,7 +435,9 @@ class _Profile:
     the topology and, node count by node count, the estimate and whether it fits.
 
     Offers of the same instance type in every region and pricing model share one profile, so
-    the estimator runs once per profile and node count. Steps are computed as they are asked for.
+    the estimator runs once per profile and node count. Steps are computed as they are asked for,
+    in two stages: a shape (node count and memory fit, cheap) and then the step (with the time
+    model), so a walk can look past node counts it need not estimate.
     """
 
     def __init__(
@@ -450,15 +452,44 @@ class _Profile:
         self.c = c
         self.cache = cache
         self.max_gpus = max_gpus
+        self.shapes: list[_Step] = []
         self.steps: list[_Step] = []
         self._nodes = iter(NODE_COUNTS)
         self._done = False
+        self._steps_done = False
         self.routes: dict[str, _Route] = {}
 
-    def step(self, index: int) -> _Step | None:
-        while len(self.steps) <= index and not self._done:
+    def shape(self, index: int) -> _Step | None:
+        """The step at ``index`` as far as memory tells: over the GPU cap, not fitting, or fitting
+        (``_OK`` with no estimate yet). None past the last node count."""
+        while len(self.shapes) <= index and not self._done:
             self._advance()
+        return self.shapes[index] if index < len(self.shapes) else None
+
+    def step(self, index: int) -> _Step | None:
+        """The step at ``index`` with its estimate; None past the last one (a step without a
+        throughput figure is the last)."""
+        while len(self.steps) <= index and not self._steps_done:
+            shape = self.shape(len(self.steps))
+            if shape is None:
+                self._steps_done = True
+                break
+            step = self._estimated(shape)
+            self.steps.append(step)
+            self._steps_done = step.kind == _NO_THROUGHPUT
         return self.steps[index] if index < len(self.steps) else None
+
+    def _estimated(self, shape: _Step) -> _Step:
+        if shape.kind != _OK:
+            return shape
+        sharding, est = self.cache.get(self.device, shape.total, shape.topology)
+        workload = self.workload
+        kind = _OK
+        if workload.tokens and workload.task != "inference" and est.est_hours is None:
+            kind = _NO_THROUGHPUT
+        return _Step(
+            kind, shape.nodes, shape.total, sharding, est, "", shape.topology, shape.memory_gib
+        )
 
     def _advance(self) -> None:
         nodes = next(self._nodes, None)
@@ -476,7 +507,7 @@ class _Profile:
             return
         total = self.gpus_per_node * nodes
         if total > self.max_gpus:
-            self.steps.append(_Step(_OVER_MAX, nodes, total))
+            self.shapes.append(_Step(_OVER_MAX, nodes, total))
             self._done = True
             return
         # Inside one node the network between nodes plays no part: machines that differ only
@@ -497,15 +528,9 @@ class _Profile:
             reason = (
                 "does_not_fit_memory" if nodes == 1 or c.allow_multi_node else "needs_multi_node"
             )
-            self.steps.append(_Step(_NO_FIT, nodes, total, sharding, None, reason, None, memory))
+            self.shapes.append(_Step(_NO_FIT, nodes, total, sharding, None, reason, None, memory))
             return
-        sharding, est = self.cache.get(self.device, total, topology)
-        workload = self.workload
-        if workload.tokens and workload.task != "inference" and est.est_hours is None:
-            self.steps.append(_Step(_NO_THROUGHPUT, nodes, total, sharding, est, "", topology))
-            self._done = True
-            return
-        self.steps.append(_Step(_OK, nodes, total, sharding, est, "", topology))
+        self.shapes.append(_Step(_OK, nodes, total, sharding, None, "", topology, memory))
 
 
 @dataclass
@@ -625,11 +650,11 @@ class _Planner:
             )
         return profile
 
-    def route(self, profile: _Profile, offer: Offer) -> _Route:
+    def route(self, profile: _Profile, offer: Offer, prune: bool = True) -> _Route:
         route = profile.routes.get(offer.pricing_model)
         if route is None:
             route = profile.routes[offer.pricing_model] = _route(
-                profile, offer, self.c, self.objective, self.first_only
+                profile, offer, self.c, self.objective, self.first_only, prune
             )
         return route
 
@@ -710,24 +735,43 @@ class _Planner:
         # The walk with the price left aside: steps that fit, with the node counts weighed up
         # to each, and what a walk that passes nothing ends on.
         ok: list[tuple[_Step, int]] = []
-        last: tuple[str, _Step | None] | None = None  # the last step weighed: ("ok"|reason, step)
+        # The last step of the whole walk: ("ok", step), (reason, step) for one that does not
+        # fit, or ("pending", index) for a fitting one left unestimated (see below).
+        last: tuple[str, Any] | None = None
         terminal: tuple[str, _Step] | None = None
         weighed_all = index = 0
-        while (step := profile.step(index)) is not None:
+        # Once a step passes every limit the price leaves alone and no larger node count can be
+        # cheaper at any price (_dominated), larger counts can never be an offer's best plan:
+        # wherever one passes the price limits, that step passes them too and ranks first. The
+        # walk goes on through shapes only, to end where a full walk would (rejections report
+        # its last step). Not for a free offer: at 0 USD/h every total ties.
+        prune = objective in ("cheapest", "cheapest_hourly") and entries[0][0] > 0
+        best_total: float | None = None  # lowest total at 1 USD/h among such steps
+        dominated = False
+        while (step := profile.shape(index) if dominated else profile.step(index)) is not None:
             index += 1
             if step.kind == _OVER_MAX:
                 if last is None:
                     terminal = ("over_max_gpus", step)
                 break
-            weighed_all += 1
             if step.kind == _NO_FIT:
+                weighed_all += 1
                 last = (step.reason, step)
-            elif step.kind == _NO_THROUGHPUT:
+                continue
+            if dominated:
+                last = ("pending", index - 1)
+                continue
+            weighed_all += 1
+            if step.kind == _NO_THROUGHPUT:
                 terminal = ("no_throughput_figure", step)
                 break
-            else:
-                ok.append((step, weighed_all))
-                last = ("ok", step)
+            ok.append((step, weighed_all))
+            last = ("ok", step)
+            if prune and _fixed_failure(c, pricing_model, step.estimate.est_hours) is None:
+                total = _billed_amount(float(step.nodes), pricing_model, step.estimate.est_hours)
+                if total is not None:
+                    best_total = total if best_total is None else min(best_total, total)
+                dominated = _dominated(profile, step, best_total, objective, c)
 
         def failure_at(step: _Step, usd: float) -> str | None:
             hourly = usd * step.nodes
@@ -760,12 +804,13 @@ class _Planner:
             start = end
         if passed < n:
             offers = [entry[2] for entry in entries[passed:]]
-            if terminal is not None or last is None or last[0] != "ok":
+            if terminal is not None or last is None or last[0] not in ("ok", "pending"):
                 self.reject_failure(terminal or last, offers)
             else:
-                # The last step weighed failed on a limit. Which limit is monotone in the price
-                # (the hourly cap last), so the offers fall into at most three runs.
-                step = last[1]
+                # The last step failed on a limit. Which limit is monotone in the price (the
+                # hourly cap last), so the offers fall into at most three runs. A step left
+                # unestimated is estimated now: rejections name the same reason as a full walk.
+                step = last[1] if last[0] == "ok" else profile.step(last[1])
                 begin = passed
                 while begin < n:
                     reason = failure_at(step, entries[begin][0])
@@ -825,7 +870,8 @@ class _Planner:
                 self.considered += counted
             else:
                 profile = self.profile(group.hardware, first)
-                route = self.route(profile, first)
+                # A free offer ties every total, so it needs every node count weighed.
+                route = self.route(profile, first, prune=entries[0][0] > 0)
                 self.considered += route.considered * len(entries)
                 if not route.passing:
                     self.reject_failure(route.failure, [entry[2] for entry in entries])
@@ -1036,7 +1082,12 @@ class _Walk:
 
 
 def _route(
-    profile: _Profile, offer: Offer, c: Constraints, objective: str, first_only: bool
+    profile: _Profile,
+    offer: Offer,
+    c: Constraints,
+    objective: str,
+    first_only: bool,
+    prune: bool = True,
 ) -> _Route:
     """Walk a profile's steps under one pricing model where no limit depends on the price.
 
@@ -1059,7 +1110,7 @@ def _route(
         if first_only:
             break
         leads.append(_entry_key(1.0, offer, step, objective)[0])
-        if _cannot_lead(profile, step.nodes * 2, min(leads), objective):
+        if prune and _cannot_lead(profile, step.nodes * 2, min(leads), objective):
             break
     contenders = passing
     if len(passing) > 1:
@@ -1133,6 +1184,33 @@ def _describe(p) -> str:
     hours = "?" if p.est_hours is None else f"{p.est_hours:,.1f} h"
     total = "?" if p.est_total_usd is None else f"${p.est_total_usd:,.0f}"
     return f"${p.usd_per_hour:,.2f}/h, {hours}, {total}"
+
+
+def _fixed_failure(c: Constraints, pricing_model: str, hours: float | None) -> str | None:
+    """The limits the price leaves alone: max_hours and the commitment-term rules."""
+    if c.max_hours is not None and hours is not None and hours > c.max_hours:
+        return "over_max_hours"
+    term = TERM_HOURS.get(pricing_model)
+    if term is not None and hours is None and not c.pricing_explicit:
+        return "term_needs_run_length"
+    if term is not None and hours is not None and hours < term * MIN_TERM_USE:
+        return "run_too_short_for_term"
+    return None
+
+
+def _dominated(
+    profile: _Profile, step: _Step, best_total: float | None, objective: str, c: Constraints
+) -> bool:
+    """Whether every node count after ``step`` is beaten, at any positive price, by a step
+    already found that passes max_hours and the term rules (``best_total``: its lowest total
+    at 1 USD/h; None when the run has no length). Larger counts cost more per hour; they also
+    cost more in total when their GPU-hours floor says so."""
+    hours = step.estimate.est_hours
+    if hours is None:
+        return True  # ranked by the hourly price alone, and no total to limit
+    if objective == "cheapest_hourly" and c.max_total_usd is None:
+        return True
+    return best_total is not None and _cannot_lead(profile, step.nodes * 2, best_total, "cheapest")
 
 
 def _limit_failure(
