@@ -14,7 +14,7 @@ import bisect
 import heapq
 import math
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -276,7 +276,7 @@ class _EstimateCache:
     def memory(self, gpu: GPUSpec, gpu_count: int) -> tuple[str | None, float]:
         """The sharding and per-GPU memory (GiB) on ``gpu_count`` x ``gpu``: enough to tell a
         fit, for any topology."""
-        key = (gpu, gpu_count)
+        key = (id(gpu), gpu_count)  # devices live as long as the planning run
         hit = self._memory.get(key)
         if hit is None:
             workload = self._sharded(gpu, gpu_count)
@@ -284,7 +284,10 @@ class _EstimateCache:
         return hit
 
     def get(self, gpu: GPUSpec, gpu_count: int, topology: Topology) -> tuple[str | None, Estimate]:
-        key = (gpu, gpu_count, topology)
+        key = (
+            id(gpu), gpu_count, topology.gpus_per_node, topology.intra_node,
+            topology.intra_bandwidth_gb_s, topology.inter_node_rdma, topology.inter_node_gbps,
+        )  # fmt: skip
         hit = self._cache.get(key)
         if hit is None:
             workload = self._sharded(gpu, gpu_count)
@@ -457,7 +460,7 @@ class _Profile:
         self._nodes = iter(NODE_COUNTS)
         self._done = False
         self._steps_done = False
-        self.routes: dict[str, _Route] = {}
+        self.routes: dict[tuple[str, bool], _Route] = {}
 
     def shape(self, index: int) -> _Step | None:
         """The step at ``index`` as far as memory tells: over the GPU cap, not fitting, or fitting
@@ -622,6 +625,24 @@ def plan(
     )
 
 
+class _OffersOf(Sequence):
+    """The offers of a group's (usd, index, offer) entries, without copying them: a rejection
+    counts them all but writes examples for the first few only."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self, entries: list[tuple[float, int, Offer]]) -> None:
+        self.entries = entries
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __getitem__(self, key: int | slice) -> Offer | list[Offer]:
+        if isinstance(key, slice):
+            return [entry[2] for entry in self.entries[key]]
+        return self.entries[key][2]
+
+
 # How many of the best spot plans the spot advice looks at for an on-demand twin.
 SPOT_ADVICE_SCAN = 1000
 
@@ -651,14 +672,17 @@ class _Planner:
         return profile
 
     def route(self, profile: _Profile, offer: Offer, prune: bool = True) -> _Route:
-        route = profile.routes.get(offer.pricing_model)
+        # Hourly pricing models (on demand, spot) bill alike, so they share one route; each
+        # commitment term has its own.
+        billing = offer.pricing_model if offer.pricing_model in TERM_HOURS else "hourly"
+        route = profile.routes.get((billing, prune))
         if route is None:
-            route = profile.routes[offer.pricing_model] = _route(
+            route = profile.routes[(billing, prune)] = _route(
                 profile, offer, self.c, self.objective, self.first_only, prune
             )
         return route
 
-    def reject(self, reason: str, offers: list[Offer], failure: tuple | None = None) -> None:
+    def reject(self, reason: str, offers: Sequence[Offer], failure: tuple | None = None) -> None:
         """Count ``offers`` under ``reason``, writing examples for the first few only."""
         entry = self.rejected.by_reason.setdefault(reason, {"count": 0, "examples": []})
         entry["count"] += len(offers)
@@ -672,7 +696,7 @@ class _Planner:
                     _failure_example(offer, failure, profile, self.workload, self.max_gpus)
                 )
 
-    def reject_failure(self, failure: tuple | None, offers: list[Offer]) -> None:
+    def reject_failure(self, failure: tuple | None, offers: Sequence[Offer]) -> None:
         if failure is None and not self.c.allow_multi_node:
             failure = ("needs_multi_node", None)
         if failure is None:
@@ -702,7 +726,7 @@ class _Planner:
         if entries:
             reason = _gpu_rejection(first, c)
             if reason:
-                self.reject(reason, [entry[2] for entry in entries])
+                self.reject(reason, _OffersOf(entries))
                 return []
         return entries
 
@@ -803,7 +827,7 @@ class _Planner:
             segments.append((start, end, [step for step, _ in steps]))
             start = end
         if passed < n:
-            offers = [entry[2] for entry in entries[passed:]]
+            offers = _OffersOf(entries[passed:])
             if terminal is not None or last is None or last[0] not in ("ok", "pending"):
                 self.reject_failure(terminal or last, offers)
             else:
@@ -874,7 +898,7 @@ class _Planner:
                 route = self.route(profile, first, prune=entries[0][0] > 0)
                 self.considered += route.considered * len(entries)
                 if not route.passing:
-                    self.reject_failure(route.failure, [entry[2] for entry in entries])
+                    self.reject_failure(route.failure, _OffersOf(entries))
                 passed = len(entries) if route.passing else 0
 
                 def make(entries=entries, route=route) -> Iterator[tuple]:
