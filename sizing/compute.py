@@ -446,8 +446,11 @@ def gpu_hours_floor(w: Workload, gpu: GPUSpec, nodes: int) -> float | None:
     nodes. training_speed only adds to it (communication not hidden, tensor-parallel
     all-reduces, pipeline bubbles), so its GPU-hours are never below this figure, and the
     figure rises with the node count. The planner uses it to stop weighing node counts that
-    cannot be cheaper than one already found. None without tokens or dense figures.
+    cannot be cheaper than one already found. None without tokens or dense figures, and for
+    inference (decode time is bound by memory traffic, not by these FLOPs).
     """
+    if not w.is_training:
+        return None
     a = w.arch
     _, hardware, attn_hw, _ = _flops_per_token(w, a)
     peak, _ = peak_flops(gpu, w.precision if w.method != "qlora" else "bf16")

@@ -872,7 +872,7 @@ class _Planner:
         profile = self.profile(_hardware_key(offer), offer)
         if self.price_limits:
             return _walk(profile, offer, self.c, self.objective, self.first_only)[1]
-        route = self.route(profile, offer)
+        route = self.route(profile, offer, prune=offer.usd_per_hour > 0)
         best = None
         for step in route.contenders if offer.usd_per_hour > 0 else route.passing:
             found = _Candidate(offer, step, self.objective)
@@ -931,6 +931,8 @@ class _Planner:
         in several regions is listed once, with the other regions named."""
         kept: dict[tuple, _Candidate] = {}
         ranked: list[_Candidate] = []
+        if limit <= 0:
+            return ranked
         for key, _index, offer, step in heapq.merge(*(make() for _, make in sources)):
             if len(ranked) >= limit and key > ranked[-1].key:
                 break  # every later offer ranks lower, and none can be a listed plan's twin

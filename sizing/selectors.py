@@ -230,11 +230,13 @@ def offer_book(version: str, *, now: datetime | None = None) -> OfferBook:
     with _book_lock:  # one build per process, whatever the number of threads asking
         book = held()
         if book is None:
-            book = OfferBook(offer_list(now=now))
             # Tens of thousands of long-lived offers make every full garbage collection cost
             # ~100 ms (one in five recommendations at 50,000 prices). They hold no cycles, so
-            # they are moved out of the collector's sight; a replaced book is still freed by
-            # reference counting.
+            # they are moved out of the collector's sight (a replaced book is still freed by
+            # reference counting). What the last freeze pinned is handed back first, so cyclic
+            # garbage is pinned at most until the next catalog change.
+            gc.unfreeze()
+            book = OfferBook(offer_list(now=now))
             gc.collect()
             gc.freeze()
             valid_until = None

@@ -10,7 +10,6 @@ import difflib
 import math
 import re
 from dataclasses import dataclass, field, fields, replace
-from functools import cached_property
 
 from .specs import ModelArch, generic_arch, hash_once, state_without_hash
 
@@ -104,14 +103,19 @@ class Workload:
     attention: str = "flash"
     arch: ModelArch = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
 
-    @cached_property
+    @property
     def for_memory(self) -> Workload:
         """This workload without what memory does not depend on (tokens to train, the hardware
         asked about): the key of the estimator's memory memos, so a new question that differs
-        only in its token count reuses every memory figure."""
+        only in its token count reuses every memory figure. Kept on the instance once made (and
+        never as a reference to itself, which would be a cycle for the garbage collector)."""
         if self.tokens is None and self.gpu is None and self.gpu_count is None:
             return self
-        return replace(self, tokens=None, gpu=None, gpu_count=None)
+        kept = self.__dict__.get("_for_memory")
+        if kept is None:
+            kept = replace(self, tokens=None, gpu=None, gpu_count=None)
+            self.__dict__["_for_memory"] = kept  # frozen: written past __setattr__
+        return kept
 
     @property
     def is_training(self) -> bool:

@@ -117,3 +117,17 @@ def test_plan_returns_what_walking_every_offer_finds(
     assert keys == sorted(keys)
     counts = {name: entry["count"] for name, entry in result.rejected.by_reason.items()}
     assert counts == dict(expected_reasons)
+
+
+def test_a_zero_limit_lists_nothing_but_still_counts(offers):
+    workload = _workload(WORKLOADS["8b-lora"])
+    result = plan(workload, OfferBook(offers), _constraints({}), limit=0)
+    assert result.plans == [] and result.considered > 0
+
+
+def test_the_gpu_hours_floor_is_for_training_only(offers):
+    from sizing.estimator import gpu_hours_floor
+
+    gpu = next(o.gpu for o in offers if o.gpu.slug == "h100-sxm")
+    assert gpu_hours_floor(_workload(WORKLOADS["70b-serving"]), gpu, 2) is None
+    assert gpu_hours_floor(_workload(WORKLOADS["70b-full"]), gpu, 2) > 0
