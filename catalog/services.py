@@ -280,7 +280,9 @@ def _as_datetime(value: Any) -> datetime:
     if isinstance(value, datetime):
         return value if timezone.is_aware(value) else value.replace(tzinfo=UTC)
     if isinstance(value, date):
-        return datetime.combine(value, time(12, 0), tzinfo=UTC)
+        # A date alone is the start of that day (UTC): a figure read today must not claim a
+        # time later than now.
+        return datetime.combine(value, time(0, 0), tzinfo=UTC)
     parsed = datetime.fromisoformat(str(value))
     return parsed if timezone.is_aware(parsed) else parsed.replace(tzinfo=UTC)
 
