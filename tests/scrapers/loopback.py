@@ -14,6 +14,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
+import httpx
+
+from scrapers.base import HttpClient
+
 PAGES = Path(__file__).resolve().parent / "pages"
 
 
@@ -140,3 +144,17 @@ def worker_environment(server: LoopbackServer) -> dict[str, str]:
         "SCRAPER_RETRIES": "0",
         "GCP_BILLING_API_KEY": "loopback-test-key",
     }
+
+
+def quiet_client(**options) -> HttpClient:
+    """An HttpClient for fault tests: one retry, no back-off and no sleeping between tries."""
+    return HttpClient(retries=1, backoff_s=0, sleep=lambda s: None, **options)
+
+
+def timing_out(error: type[httpx.TimeoutException] = httpx.ReadTimeout) -> httpx.MockTransport:
+    """A transport on which every request times out with ``error`` (a stalled provider)."""
+
+    def stall(request: httpx.Request) -> httpx.Response:
+        raise error("timed out", request=request)
+
+    return httpx.MockTransport(stall)

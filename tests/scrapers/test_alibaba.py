@@ -17,7 +17,7 @@ from scrapers.providers.alibaba import (
     latest_price_version,
     rpc_signed_query,
 )
-from tests.scrapers.loopback import LoopbackServer
+from tests.scrapers.loopback import LoopbackServer, quiet_client, timing_out
 
 PAGES = Path(__file__).parent / "pages" / "alibaba"
 KEYS = {"alibaba_access_key_id": "LTAIexample", "alibaba_access_key_secret": "example-secret"}
@@ -264,7 +264,7 @@ def test_server_error_becomes_fetch_error_after_retry():
         )
         scraper = AlibabaScraper(base_url=srv.base_url("alibaba"))
         with (
-            HttpClient(retries=1, backoff_s=0, sleep=lambda s: None) as client,
+            quiet_client() as client,
             pytest.raises(FetchError, match="HTTP 503"),
         ):
             list(scraper.fetch(client))
@@ -287,13 +287,8 @@ def test_pricing_page_without_version_is_a_fetch_error():
 
 
 def test_timeout_becomes_fetch_error():
-    def slow(request: httpx.Request) -> httpx.Response:
-        raise httpx.ConnectTimeout("timed out", request=request)
-
     with (
-        HttpClient(
-            retries=1, backoff_s=0, sleep=lambda s: None, transport=httpx.MockTransport(slow)
-        ) as client,
+        quiet_client(transport=timing_out(httpx.ConnectTimeout)) as client,
         pytest.raises(FetchError, match="ConnectTimeout"),
     ):
         list(AlibabaScraper().fetch(client))

@@ -11,7 +11,7 @@ import pytest
 
 from scrapers.base import FetchError, HttpClient, Page, ParseError, parse_all
 from scrapers.providers.autodl import AutoDLScraper, region_code
-from tests.scrapers.loopback import LoopbackServer
+from tests.scrapers.loopback import LoopbackServer, quiet_client, timing_out
 
 PAGES = Path(__file__).parent / "pages" / "autodl"
 LIST_PATH = "/api/v1/user/machine/list"
@@ -162,7 +162,7 @@ def test_server_error_becomes_fetch_error_after_retry():
         srv.override("autodl", LIST_PATH, status=500, body='{"code":"InternalError"}')
         scraper = AutoDLScraper(base_url=srv.base_url("autodl"))
         with (
-            HttpClient(retries=1, backoff_s=0, sleep=lambda s: None) as client,
+            quiet_client() as client,
             pytest.raises(FetchError, match="HTTP 500"),
         ):
             list(scraper.fetch(client))
@@ -187,13 +187,8 @@ def test_rate_limit_is_retried_then_succeeds():
 
 
 def test_timeout_becomes_fetch_error():
-    def slow(request: httpx.Request) -> httpx.Response:
-        raise httpx.ReadTimeout("timed out", request=request)
-
     with (
-        HttpClient(
-            retries=1, backoff_s=0, sleep=lambda s: None, transport=httpx.MockTransport(slow)
-        ) as client,
+        quiet_client(transport=timing_out()) as client,
         pytest.raises(FetchError, match="ReadTimeout"),
     ):
         list(AutoDLScraper().fetch(client))

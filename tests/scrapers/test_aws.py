@@ -6,12 +6,11 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
-import httpx
 import pytest
 
 from scrapers.base import REGISTRY, FetchError, HttpClient, Page, ParseError, parse_all
 from scrapers.providers.aws import AwsScraper
-from tests.scrapers.loopback import LoopbackServer
+from tests.scrapers.loopback import LoopbackServer, quiet_client, timing_out
 
 PAGES = Path(__file__).resolve().parent / "pages" / "aws"
 US_EAST_1 = "/offers/v1.0/aws/AmazonEC2/current/us-east-1/index.json"
@@ -177,7 +176,7 @@ def _fetch_with_override(**override):
     with LoopbackServer() as srv:
         srv.override("aws", US_EAST_1, **override)
         scraper = AwsScraper(base_url=srv.base_url("aws"), regions=["us-east-1"])
-        with HttpClient(retries=1, backoff_s=0, sleep=lambda s: None, timeout_s=5) as client:
+        with quiet_client(timeout_s=5) as client:
             return [scraper.parse(p) for p in scraper.fetch(client)]
 
 
@@ -187,12 +186,9 @@ def test_server_error_raises_fetch_error_after_retries():
 
 
 def test_timeout_raises_fetch_error():
-    def stall(request: httpx.Request) -> httpx.Response:
-        raise httpx.ReadTimeout("timed out", request=request)
-
-    transport = httpx.MockTransport(stall)
+    transport = timing_out()
     scraper = AwsScraper(regions=["us-east-1"])
-    client = HttpClient(retries=1, backoff_s=0, sleep=lambda s: None, transport=transport)
+    client = quiet_client(transport=transport)
     with client, pytest.raises(FetchError, match="ReadTimeout"):
         list(scraper.fetch(client))
 

@@ -11,7 +11,7 @@ import pytest
 
 from scrapers.base import REGISTRY, FetchError, HttpClient, Page, ParseError, parse_all
 from scrapers.providers.azure import AzureScraper
-from tests.scrapers.loopback import LoopbackServer
+from tests.scrapers.loopback import LoopbackServer, quiet_client, timing_out
 
 PAGES = Path(__file__).resolve().parent / "pages" / "azure"
 API = "/api/retail/prices"
@@ -170,7 +170,7 @@ def _fetch_with_override(**override):
     with LoopbackServer() as srv:
         srv.override("azure", API, **override)
         scraper = AzureScraper(base_url=srv.base_url("azure"), regions=["eastus"])
-        with HttpClient(retries=1, backoff_s=0, sleep=lambda s: None, timeout_s=5) as client:
+        with quiet_client(timeout_s=5) as client:
             return [scraper.parse(p) for p in scraper.fetch(client)]
 
 
@@ -185,14 +185,9 @@ def test_rate_limit_is_retried_then_fails():
 
 
 def test_timeout_raises_fetch_error():
-    def stall(request: httpx.Request) -> httpx.Response:
-        raise httpx.ConnectTimeout("timed out", request=request)
-
     scraper = AzureScraper(regions=["eastus"])
     with (
-        HttpClient(
-            retries=1, backoff_s=0, sleep=lambda s: None, transport=httpx.MockTransport(stall)
-        ) as client,
+        quiet_client(transport=timing_out(httpx.ConnectTimeout)) as client,
         pytest.raises(FetchError, match="ConnectTimeout"),
     ):
         list(scraper.fetch(client))

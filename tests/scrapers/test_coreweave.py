@@ -11,7 +11,7 @@ import pytest
 
 from scrapers.base import FetchError, HttpClient, Page, ParseError
 from scrapers.providers.coreweave import CoreWeaveScraper
-from tests.scrapers.loopback import LoopbackServer
+from tests.scrapers.loopback import LoopbackServer, quiet_client, timing_out
 
 PAGES = Path(__file__).resolve().parent / "pages" / "coreweave"
 HTML = (PAGES / "pricing.html").read_text(encoding="utf-8")
@@ -163,7 +163,7 @@ def test_fetch_500_is_a_fetch_error():
         )
         scraper = CoreWeaveScraper(base_url=srv.base_url("coreweave"))
         with (
-            HttpClient(retries=1, backoff_s=0, sleep=lambda s: None) as client,
+            quiet_client() as client,
             pytest.raises(FetchError, match="HTTP 500"),
         ):
             list(scraper.fetch(client))
@@ -189,13 +189,8 @@ def test_fetch_429_is_retried_then_a_fetch_error():
 
 
 def test_fetch_timeout_is_a_fetch_error():
-    def hang(request: httpx.Request) -> httpx.Response:
-        raise httpx.ConnectTimeout("timed out", request=request)
-
     with (
-        HttpClient(
-            retries=1, backoff_s=0, sleep=lambda s: None, transport=httpx.MockTransport(hang)
-        ) as client,
+        quiet_client(transport=timing_out(httpx.ConnectTimeout)) as client,
         pytest.raises(FetchError, match="ConnectTimeout"),
     ):
         list(CoreWeaveScraper().fetch(client))

@@ -6,13 +6,12 @@ from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
-import httpx
 import pytest
 import yaml
 
 from scrapers.base import REGISTRY, FetchError, HttpClient, Page, ParseError
 from scrapers.providers.ecb import EcbRates, RateRecord, parse_rates
-from tests.scrapers.loopback import LoopbackServer
+from tests.scrapers.loopback import LoopbackServer, quiet_client, timing_out
 
 PAGES = Path(__file__).resolve().parent / "pages" / "ecb"
 DAILY = "/stats/eurofxref/eurofxref-daily.xml"
@@ -60,19 +59,14 @@ def test_fetch_through_loopback():
 def test_server_error_raises_fetch_error_after_retries():
     with LoopbackServer() as srv:
         srv.override("ecb", DAILY, status=502, body="bad gateway", content_type="text/plain")
-        client = HttpClient(retries=1, backoff_s=0, sleep=lambda s: None, timeout_s=5)
+        client = quiet_client(timeout_s=5)
         with client, pytest.raises(FetchError, match="HTTP 502"):
             EcbRates(base_url=srv.base_url("ecb")).fetch(client)
 
 
 def test_timeout_raises_fetch_error():
-    def stall(request: httpx.Request) -> httpx.Response:
-        raise httpx.ReadTimeout("timed out", request=request)
-
     with (
-        HttpClient(
-            retries=1, backoff_s=0, sleep=lambda s: None, transport=httpx.MockTransport(stall)
-        ) as client,
+        quiet_client(transport=timing_out()) as client,
         pytest.raises(FetchError, match="ReadTimeout"),
     ):
         EcbRates().fetch(client)

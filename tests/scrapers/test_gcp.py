@@ -12,7 +12,7 @@ import pytest
 
 from scrapers.base import REGISTRY, FetchError, HttpClient, Page, ParseError, parse_all
 from scrapers.providers.gcp import GcpScraper
-from tests.scrapers.loopback import LoopbackServer
+from tests.scrapers.loopback import LoopbackServer, quiet_client, timing_out
 
 PAGES = Path(__file__).resolve().parent / "pages" / "gcp"
 SKUS = "/v1/services/6F81-5844-456A/skus"
@@ -216,7 +216,7 @@ def _fetch_catalog_with_override(**override):
     with LoopbackServer() as srv:
         srv.override("gcp", SKUS, **override)
         scraper = GcpScraper(base_url=srv.base_url("gcp"), credentials={"gcp_api_key": "k"})
-        with HttpClient(retries=1, backoff_s=0, sleep=lambda s: None, timeout_s=5) as client:
+        with quiet_client(timeout_s=5) as client:
             return [scraper.parse(p) for p in scraper.fetch(client)]
 
 
@@ -226,13 +226,8 @@ def test_server_error_raises_fetch_error_after_retries():
 
 
 def test_timeout_raises_fetch_error():
-    def stall(request: httpx.Request) -> httpx.Response:
-        raise httpx.ReadTimeout("timed out", request=request)
-
     with (
-        HttpClient(
-            retries=1, backoff_s=0, sleep=lambda s: None, transport=httpx.MockTransport(stall)
-        ) as client,
+        quiet_client(transport=timing_out()) as client,
         pytest.raises(FetchError, match="ReadTimeout"),
     ):
         list(GcpScraper().fetch(client))

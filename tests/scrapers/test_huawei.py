@@ -18,7 +18,7 @@ from scrapers.providers.huawei import (
     sdk_authorization,
     sdk_canonical_request,
 )
-from tests.scrapers.loopback import LoopbackServer
+from tests.scrapers.loopback import LoopbackServer, quiet_client, timing_out
 
 PAGES = Path(__file__).parent / "pages" / "huawei"
 CALCULATOR = "/api/calculator/rest/cbc/portalcalculatornodeservice/v4/api/productInfo"
@@ -257,20 +257,15 @@ def test_server_error_becomes_fetch_error_after_retry():
         srv.override("huawei", CALCULATOR, status=502, body="bad gateway")
         scraper = HuaweiScraper(base_url=srv.base_url("huawei"), regions=["cn-north-4"])
         with (
-            HttpClient(retries=1, backoff_s=0, sleep=lambda s: None) as client,
+            quiet_client() as client,
             pytest.raises(FetchError, match="HTTP 502"),
         ):
             list(scraper.fetch(client))
 
 
 def test_timeout_becomes_fetch_error():
-    def slow(request: httpx.Request) -> httpx.Response:
-        raise httpx.ReadTimeout("timed out", request=request)
-
     with (
-        HttpClient(
-            retries=1, backoff_s=0, sleep=lambda s: None, transport=httpx.MockTransport(slow)
-        ) as client,
+        quiet_client(transport=timing_out()) as client,
         pytest.raises(FetchError, match="ReadTimeout"),
     ):
         list(HuaweiScraper().fetch(client))

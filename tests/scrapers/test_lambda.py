@@ -7,11 +7,10 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
-import httpx
 import pytest
 
 from scrapers.base import FetchError, HttpClient, Page, ParseError
-from tests.scrapers.loopback import LoopbackServer
+from tests.scrapers.loopback import LoopbackServer, quiet_client, timing_out
 
 # "lambda" is a keyword: the module can only be imported by name.
 LambdaScraper = importlib.import_module("scrapers.providers.lambda").LambdaScraper
@@ -245,7 +244,7 @@ def test_fetch_500_is_a_fetch_error_after_retries():
         )
         scraper = LambdaScraper(base_url=srv.base_url("lambda"))
         with (
-            HttpClient(retries=1, backoff_s=0, sleep=lambda s: None) as client,
+            quiet_client() as client,
             pytest.raises(FetchError, match="HTTP 500"),
         ):
             list(scraper.fetch(client))
@@ -259,22 +258,17 @@ def test_fetch_401_with_bad_key_is_a_fetch_error():
             base_url=srv.base_url("lambda"), credentials={"lambda_api_key": "bad"}
         )
         with (
-            HttpClient(retries=1, backoff_s=0, sleep=lambda s: None) as client,
+            quiet_client() as client,
             pytest.raises(FetchError, match="HTTP 401"),
         ):
             list(scraper.fetch(client))
 
 
 def test_fetch_timeout_is_a_fetch_error():
-    def hang(request: httpx.Request) -> httpx.Response:
-        raise httpx.ReadTimeout("timed out", request=request)
-
     sleeps: list[float] = []
     scraper = LambdaScraper()
     with (
-        HttpClient(
-            retries=2, backoff_s=0.5, sleep=sleeps.append, transport=httpx.MockTransport(hang)
-        ) as client,
+        HttpClient(retries=2, backoff_s=0.5, sleep=sleeps.append, transport=timing_out()) as client,
         pytest.raises(FetchError, match="ReadTimeout"),
     ):
         list(scraper.fetch(client))

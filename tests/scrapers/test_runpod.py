@@ -11,7 +11,7 @@ import pytest
 
 from scrapers.base import FetchError, HttpClient, Page, ParseError
 from scrapers.providers.runpod import QUERY, RunPodScraper
-from tests.scrapers.loopback import LoopbackServer
+from tests.scrapers.loopback import LoopbackServer, quiet_client, timing_out
 
 PAGES = Path(__file__).resolve().parent / "pages" / "runpod"
 BODY = (PAGES / "gpu-types.json").read_text(encoding="utf-8")
@@ -187,20 +187,15 @@ def test_fetch_500_is_a_fetch_error():
         srv.override("runpod", "/graphql", status=500, body='{"error": "internal"}')
         scraper = RunPodScraper(base_url=srv.base_url("runpod"))
         with (
-            HttpClient(retries=1, backoff_s=0, sleep=lambda s: None) as client,
+            quiet_client() as client,
             pytest.raises(FetchError, match="HTTP 500"),
         ):
             list(scraper.fetch(client))
 
 
 def test_fetch_timeout_is_a_fetch_error():
-    def hang(request: httpx.Request) -> httpx.Response:
-        raise httpx.ReadTimeout("timed out", request=request)
-
     with (
-        HttpClient(
-            retries=1, backoff_s=0, sleep=lambda s: None, transport=httpx.MockTransport(hang)
-        ) as client,
+        quiet_client(transport=timing_out()) as client,
         pytest.raises(FetchError, match="ReadTimeout"),
     ):
         list(RunPodScraper().fetch(client))

@@ -11,7 +11,7 @@ import pytest
 
 from scrapers.base import FetchError, HttpClient, Page, ParseError, parse_all
 from scrapers.providers.tencent import TencentScraper, tc3_headers
-from tests.scrapers.loopback import LoopbackServer
+from tests.scrapers.loopback import LoopbackServer, quiet_client, timing_out
 
 PAGES = Path(__file__).parent / "pages" / "tencent"
 KEYS = {"tencent_secret_id": "AKIDexample", "tencent_secret_key": "example-secret"}
@@ -255,21 +255,16 @@ def test_server_error_becomes_fetch_error_after_retry():
         srv.override("tencent", "/document/product/560/8025", status=500, body="oops")
         scraper = TencentScraper(base_url=srv.base_url("tencent"))
         with (
-            HttpClient(retries=1, backoff_s=0, sleep=lambda s: None) as client,
+            quiet_client() as client,
             pytest.raises(FetchError, match="HTTP 500"),
         ):
             list(scraper.fetch(client))
 
 
 def test_timeout_becomes_fetch_error():
-    def slow(request: httpx.Request) -> httpx.Response:
-        raise httpx.ReadTimeout("timed out", request=request)
-
     scraper = TencentScraper()
     with (
-        HttpClient(
-            retries=1, backoff_s=0, sleep=lambda s: None, transport=httpx.MockTransport(slow)
-        ) as client,
+        quiet_client(transport=timing_out()) as client,
         pytest.raises(FetchError, match="ReadTimeout"),
     ):
         list(scraper.fetch(client))

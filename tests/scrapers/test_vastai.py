@@ -12,7 +12,7 @@ import pytest
 
 from scrapers.base import FetchError, HttpClient, Page, ParseError
 from scrapers.providers.vastai import PAGE_LIMIT, VastAiScraper, bundles_query
-from tests.scrapers.loopback import LoopbackServer
+from tests.scrapers.loopback import LoopbackServer, quiet_client, timing_out
 
 PAGES = Path(__file__).resolve().parent / "pages" / "vastai"
 ON_DEMAND_1 = (PAGES / "bundles-on-demand-1.json").read_text(encoding="utf-8")
@@ -236,20 +236,15 @@ def test_fetch_500_is_a_fetch_error():
         srv.override("vastai", "/api/v0/bundles/", status=500, body='{"error": "internal"}')
         scraper = VastAiScraper(base_url=srv.base_url("vastai"))
         with (
-            HttpClient(retries=1, backoff_s=0, sleep=lambda s: None) as client,
+            quiet_client() as client,
             pytest.raises(FetchError, match="HTTP 500"),
         ):
             list(scraper.fetch(client))
 
 
 def test_fetch_timeout_is_a_fetch_error():
-    def hang(request: httpx.Request) -> httpx.Response:
-        raise httpx.ReadTimeout("timed out", request=request)
-
     with (
-        HttpClient(
-            retries=1, backoff_s=0, sleep=lambda s: None, transport=httpx.MockTransport(hang)
-        ) as client,
+        quiet_client(transport=timing_out()) as client,
         pytest.raises(FetchError, match="ReadTimeout"),
     ):
         list(VastAiScraper().fetch(client))
