@@ -92,6 +92,21 @@ class Scraper:
         self.credentials = credentials or {}
         self.regions = tuple(regions) if regions else self.default_regions
 
+    def credential(self, name: str) -> str:
+        """A configured credential (scrapers.registry), stripped; "" when unset."""
+        return (self.credentials.get(name) or "").strip()
+
+    def has_credentials(self, *names: str) -> bool:
+        """Whether every named credential is configured."""
+        return all(self.credential(name) for name in names)
+
+    def host_url(self, host: str, path: str) -> str:
+        """URL on another host of the same provider (price files, APIs). With a test or staging
+        base URL the host is mounted under it: ``<base_url>/<host><path>``."""
+        if self.base_url == type(self).base_url.rstrip("/"):
+            return f"https://{host}{path}"
+        return f"{self.base_url}/{host}{path}"
+
     def pricing_models(self) -> frozenset[str]:
         """Pricing models this source publishes as configured; only these can be marked gone.
 

@@ -158,23 +158,11 @@ class AlibabaScraper(Scraper):
     )
 
     # --- fetch ---------------------------------------------------------------------------
-    def _host_url(self, host: str, path: str) -> str:
-        """URL on another Alibaba host; a test or staging base URL mounts it at base_url/<host>."""
-        if self.base_url == type(self).base_url.rstrip("/"):
-            return f"https://{host}{path}"
-        return f"{self.base_url}/{host}{path}"
-
-    def _has_credentials(self) -> bool:
-        return bool(
-            self.credentials.get("alibaba_access_key_id")
-            and self.credentials.get("alibaba_access_key_secret")
-        )
-
     def fetch(self, client: HttpClient) -> Iterator[Page]:
         """Both sites' price files (version read from their pricing pages); then spot with keys."""
         lists: list[Page] = []
         for site, (host, path, package) in PRICING_PAGES.items():
-            index = client.get(self._host_url(host, path))
+            index = client.get(self.host_url(host, path))
             version = latest_price_version(index.body, package)
             if version is None:
                 raise FetchError(f"no {package} version referenced by {index.url}")
@@ -182,7 +170,7 @@ class AlibabaScraper(Scraper):
             page = client.get(url, meta={"kind": "list", "site": site, "version": version})
             lists.append(page)
             yield page
-        if self._has_credentials():
+        if self.has_credentials("alibaba_access_key_id", "alibaba_access_key_secret"):
             yield from self._fetch_spot(client, lists)
 
     def _fetch_spot(self, client: HttpClient, lists: list[Page]) -> Iterator[Page]:
@@ -219,7 +207,7 @@ class AlibabaScraper(Scraper):
                     params["Offset"] = str(offset)
                 query = rpc_signed_query(params, self.credentials["alibaba_access_key_secret"])
                 page = client.get(
-                    f"{self._host_url(API_HOST.format(region=region), '/')}?{query}",
+                    f"{self.host_url(API_HOST.format(region=region), '/')}?{query}",
                     meta={"kind": "spot", "region": region, "instance_type": instance_type},
                 )
                 pages.append(page)

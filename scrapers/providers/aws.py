@@ -133,7 +133,7 @@ class AwsScraper(Scraper):
         for region in self.regions:
             url = self.base_url + OFFER_PATH.format(region=region)
             yield client.get(url, meta={"kind": "offer", "region": region})
-        spot_url = (self.credentials.get("aws_spot_source_url") or "").strip()
+        spot_url = self.credential("aws_spot_source_url")
         if spot_url:
             yield client.get(spot_url, meta={"kind": "spot"})
 

@@ -179,7 +179,7 @@ class GcpScraper(Scraper):
     # --- fetch ----------------------------------------------------------------------------
     def fetch(self, client: HttpClient) -> Iterator[Page]:
         """The joined catalog (with an API key) or the GPU pricing table documents (without)."""
-        api_key = (self.credentials.get("gcp_api_key") or "").strip()
+        api_key = self.credential("gcp_api_key")
         if api_key:
             yield from self._fetch_catalog(client, api_key)
         else:

@@ -135,21 +135,9 @@ class HuaweiScraper(Scraper):
     )
 
     # --- fetch ---------------------------------------------------------------------------
-    def _host_url(self, host: str, path: str) -> str:
-        """URL on another Huawei host; a test or staging base URL mounts it at base_url/<host>."""
-        if self.base_url == type(self).base_url.rstrip("/"):
-            return f"https://{host}{path}"
-        return f"{self.base_url}/{host}{path}"
-
-    def _has_credentials(self) -> bool:
-        return all(
-            self.credentials.get(name)
-            for name in ("huawei_access_key", "huawei_secret_key", "huawei_project_id")
-        )
-
     def fetch(self, client: HttpClient) -> Iterator[Page]:
         """The calculator answer per region; with keys, a BSS inquiry for its GPU flavors after."""
-        keyed = self._has_credentials()
+        keyed = self.has_credentials("huawei_access_key", "huawei_secret_key", "huawei_project_id")
         for region in self.regions:
             meta = {"kind": "calculator", "region": region, "currency": "CNY"}
             if keyed:
@@ -228,7 +216,7 @@ class HuaweiScraper(Scraper):
             send_headers = {k: v for k, v in headers.items() if k != "Host"}
             yield client.request(
                 "POST",
-                self._host_url(BSS_HOST, BSS_PATH),
+                self.host_url(BSS_HOST, BSS_PATH),
                 content=body,
                 headers=send_headers,
                 meta={"kind": "bss", "region": region, "products": json.dumps(products)},

@@ -124,7 +124,7 @@ class LambdaScraper(Scraper):
 
     def fetch(self, client: HttpClient) -> Iterator[Page]:
         """One page: the API listing when a key is configured, else the public pricing page."""
-        api_key = (self.credentials.get("lambda_api_key") or "").strip()
+        api_key = self.credential("lambda_api_key")
         if api_key:
             yield client.get(
                 self.api_base + API_PATH,

@@ -65,7 +65,7 @@ class RunPodScraper(Scraper):
 
     def fetch(self, client: HttpClient) -> Iterator[Page]:
         """One GraphQL POST; gpuTypes is not paginated."""
-        api_key = (self.credentials.get("runpod_api_key") or "").strip()
+        api_key = self.credential("runpod_api_key")
         params = {"api_key": api_key} if api_key else None
         yield client.request(
             "POST",

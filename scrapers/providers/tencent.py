@@ -152,23 +152,12 @@ class TencentScraper(Scraper):
     )
 
     # --- fetch ---------------------------------------------------------------------------
-    def _host_url(self, host: str, path: str) -> str:
-        """URL on another Tencent host; a test or staging base URL mounts it at base_url/<host>."""
-        if self.base_url == type(self).base_url.rstrip("/"):
-            return f"https://{host}{path}"
-        return f"{self.base_url}/{host}{path}"
-
-    def _has_credentials(self) -> bool:
-        return bool(
-            self.credentials.get("tencent_secret_id") and self.credentials.get("tencent_secret_key")
-        )
-
     def fetch(self, client: HttpClient) -> Iterator[Page]:
         """The China-site doc page; then the API per region with keys, else the International doc."""
         yield client.get(self.base_url + DOC_PATH, meta={"kind": "doc", "site": "cn"})
-        if not self._has_credentials():
+        if not self.has_credentials("tencent_secret_id", "tencent_secret_key"):
             yield client.get(
-                self._host_url(INTL_HOST, INTL_DOC_PATH), meta={"kind": "doc", "site": "intl"}
+                self.host_url(INTL_HOST, INTL_DOC_PATH), meta={"kind": "doc", "site": "intl"}
             )
             return
         # The API answers in the account's billing currency: CNY for a China-site account.
@@ -188,7 +177,7 @@ class TencentScraper(Scraper):
             )
             yield client.request(
                 "POST",
-                self._host_url(host, "/"),
+                self.host_url(host, "/"),
                 content=payload,
                 headers=headers,
                 meta={"kind": "api", "region": region, "currency": currency},

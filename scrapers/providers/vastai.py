@@ -92,7 +92,7 @@ class VastAiScraper(Scraper):
 
     def fetch(self, client: HttpClient) -> Iterator[Page]:
         """One Page per offer type, its body the offers of every search page merged."""
-        api_key = (self.credentials.get("vastai_api_key") or "").strip()
+        api_key = self.credential("vastai_api_key")
         headers = {"Accept": "application/json"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
