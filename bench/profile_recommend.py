@@ -26,7 +26,7 @@ def main() -> None:
     parser.add_argument("--heavy", action="store_true", help="70B full fine-tune, not 8B LoRA")
     parser.add_argument("--load", action="store_true", help="profile reading the book as well")
     parser.add_argument(
-        "--max-usd-per-hour", type=float, help="a price limit (offers are then walked one by one)"
+        "--max-usd-per-hour", type=float, help="a price limit (node counts then pass by price)"
     )
     args = parser.parse_args()
     setup_django()

@@ -12,7 +12,8 @@ starts gunicorn with the production settings and 2 workers, then runs wrk agains
 - POST /api/recommend, a LoRA question and a 70B full fine-tune, the same body each time (a CI
   burst: the first request computes, the rest come from the answer cache);
 - the same two with a different `tokens` in every request ("cold": every request computes),
-  and the light one with max_usd_per_hour (a price limit: every offer is walked at its price).
+  and the light one with max_usd_per_hour (a price limit: which node counts pass depends on
+  each offer's price).
 Each worker reads the catalog into its offer book on its first request (once per catalog
 version); a 3-second warm-up run, not reported, makes sure both workers have.
 Each run reports p50/p95/p99 and requests/s; recommend p50 is also given as a multiple of /healthz.
@@ -55,7 +56,7 @@ HEAVY = {
     "objective": "cheapest",
     "limit": 10,
 }
-# The light question with a price cap: the planner then walks every offer at its own price.
+# The light question with a price cap: which node counts pass then depends on each price.
 BUDGET = {**LIGHT, "constraints": {**LIGHT["constraints"], "max_usd_per_hour": 20}}
 REDIS_URL = "redis://127.0.0.1:6379/5"
 

@@ -37,7 +37,7 @@ def main() -> None:
     from tests.scrapers.loopback import LoopbackServer, point_settings_at
 
     print_machine("Refresh: every provider from recorded pages over loopback")
-    slugs = list(Provider.objects.exclude(scraper_key="").values_list("slug", flat=True))
+    slugs = list(Provider.objects.with_scraper().values_list("slug", flat=True))
     with LoopbackServer() as server:
         point_settings_at(server, settings)
         for n in range(1, args.runs + 1):

@@ -102,7 +102,7 @@ class ProviderAdmin(admin.ModelAdmin):
             refresh_provider,
         )  # scrapers build on the catalog, not the reverse
 
-        slugs = [p.slug for p in queryset.exclude(scraper_key="")]
+        slugs = [p.slug for p in queryset.with_scraper()]
         for slug in slugs:
             refresh_provider.delay(slug, "admin")
         self.message_user(
@@ -149,7 +149,7 @@ class PriceAdmin(admin.ModelAdmin):
         "instance_type__gpu",
     ]
     search_fields = ["instance_type__name", "region__code", "instance_type__gpu__name"]
-    list_select_related = ["instance_type__provider", "instance_type__gpu", "region"]
+    list_select_related = ["instance_type__provider", "instance_type__gpu", "region__provider"]
     autocomplete_fields = ["instance_type", "region"]
     readonly_fields = [
         "usd_per_hour", "usd_per_gpu_hour", "source", "scrape_run", "gone_at", "missed_runs",
@@ -233,7 +233,7 @@ class PriceHistoryAdmin(admin.ModelAdmin):
     ]
     list_filter = ["event", "pricing_model", "source", "instance_type__provider"]
     search_fields = ["instance_type__name", "region__code"]
-    list_select_related = ["instance_type__provider", "region"]
+    list_select_related = ["instance_type__provider", "region__provider"]
     date_hierarchy = "recorded_at"
 
     def has_add_permission(self, request):

@@ -21,7 +21,6 @@ from .models import (
     Region,
     ScrapeRun,
 )
-from .querysets import stale_cutoff
 
 # Largest primary key (BigAutoField); a bigger id is a 400, not a database overflow.
 MAX_ID = 2**63 - 1
@@ -197,12 +196,7 @@ class PriceFilterSet(filters.FilterSet):
         return queryset.filter(observed_at__gte=timezone.now() - timedelta(days=float(value)))
 
     def filter_stale(self, queryset, name, value):
-        cutoff = stale_cutoff()
-        return (
-            queryset.filter(observed_at__lt=cutoff)
-            if value
-            else queryset.filter(observed_at__gte=cutoff)
-        )
+        return queryset.stale() if value else queryset.fresh()
 
 
 class PriceHistoryFilterSet(filters.FilterSet):

@@ -10,7 +10,7 @@ from django.db import models
 from django.db.models import Q
 
 from . import choices
-from .querysets import GPUQuerySet, InstanceTypeQuerySet, PriceQuerySet
+from .querysets import GPUQuerySet, InstanceTypeQuerySet, PriceQuerySet, ProviderQuerySet
 
 
 class GPU(models.Model):
@@ -144,6 +144,8 @@ class Provider(models.Model):
     billing_granularity = models.CharField(max_length=8, choices=choices.BillingGranularity.choices)
     source = models.TextField(blank=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ProviderQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]

@@ -14,6 +14,12 @@ def stale_cutoff(now: datetime | None = None) -> datetime:
     return (now or timezone.now()) - timedelta(days=settings.PRICE_STALE_AFTER_DAYS)
 
 
+class ProviderQuerySet(models.QuerySet):
+    def with_scraper(self) -> ProviderQuerySet:
+        """Providers a scraper refreshes (curated-only providers have no scraper key)."""
+        return self.exclude(scraper_key="")
+
+
 class GPUQuerySet(models.QuerySet):
     def with_aliases(self) -> GPUQuerySet:
         return self.select_related("export_variant_of").prefetch_related("aliases")

@@ -562,7 +562,9 @@ def _gate_value(key: str, value: float) -> str:
 
 
 def cmd_estimate(client: Client, args: argparse.Namespace) -> int:
-    if args.fail_if_hours_over is not None and "tokens" not in workload_of(args):
+    if args.fail_if_hours_over is not None and (
+        "tokens" not in workload_of(args) or args.gpu is None
+    ):
         raise CliError(EXIT_BAD_INPUT, "--fail-if-hours-over needs --tokens and --gpu")
     body: dict[str, Any] = {"workload": workload_of(args)}
     if args.gpu is not None:

@@ -58,7 +58,7 @@ def _refresh_ages(database_ok: bool) -> dict:
             "last_success_at": last[slug].isoformat() if last.get(slug) else None,
             "age_seconds": round((now - last[slug]).total_seconds()) if last.get(slug) else None,
         }
-        for slug in Provider.objects.exclude(scraper_key="").values_list("slug", flat=True)
+        for slug in Provider.objects.with_scraper().values_list("slug", flat=True)
     }
 
 

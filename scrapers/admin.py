@@ -17,7 +17,7 @@ class QuarantinedPriceAdmin(admin.ModelAdmin):
     ]  # fmt: skip
     list_filter = ["status", "pricing_model", "instance_type__provider"]
     search_fields = ["instance_type__name", "region__code", "reason"]
-    list_select_related = ["instance_type__provider", "region"]
+    list_select_related = ["instance_type__provider", "region__provider"]
     actions = ["approve", "reject"]
 
     def get_readonly_fields(self, request, obj=None):

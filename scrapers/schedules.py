@@ -20,7 +20,7 @@ def schedules_ensure() -> int:
     )[0]
     daily = IntervalSchedule.objects.get_or_create(every=24, period=IntervalSchedule.HOURS)[0]
     created = 0
-    for slug in Provider.objects.exclude(scraper_key="").values_list("slug", flat=True):
+    for slug in Provider.objects.with_scraper().values_list("slug", flat=True):
         _, made = PeriodicTask.objects.get_or_create(
             name=f"refresh prices: {slug}",
             defaults={

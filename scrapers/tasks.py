@@ -37,7 +37,7 @@ def refresh_provider(self, provider_slug: str, trigger: str = "schedule") -> dic
 @shared_task(name="scrapers.refresh_all")
 def refresh_all(trigger: str = "schedule") -> list[str]:
     """Fan out one refresh task per provider that has a scraper."""
-    slugs = list(Provider.objects.exclude(scraper_key="").values_list("slug", flat=True))
+    slugs = list(Provider.objects.with_scraper().values_list("slug", flat=True))
     group(refresh_provider.s(slug, trigger) for slug in slugs).apply_async()
     return slugs
 

@@ -13,7 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import FloatField, QuerySet
+from django.db.models import FloatField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
@@ -45,78 +45,6 @@ def gpu_spec(gpu: GPU) -> GPUSpec:
     )
 
 
-def offer_queryset(constraints: Constraints | None = None) -> QuerySet[Price]:
-    """Current prices of active instance types inside the caller's scope (providers, regions,
-    GPUs, pricing models); every one with no constraints.
-
-    Rules the planner explains in ``rejected`` (staleness, datacenter use, memory) stay in Python.
-    """
-    qs = Price.objects.current().with_related()
-    if constraints is None:
-        return qs.filter(instance_type__is_active=True)
-    qs = qs.filter(pricing_model__in=constraints.pricing)
-    if constraints.providers:
-        qs = qs.filter(instance_type__provider__slug__in=constraints.providers)
-    if constraints.regions:
-        qs = qs.filter(region__code__in=constraints.regions)
-    if constraints.countries:
-        qs = qs.filter(region__country__in=constraints.countries)
-    if constraints.mainland_china is not None:
-        qs = qs.filter(region__mainland_china=constraints.mainland_china)
-    if constraints.gpus:
-        qs = qs.filter(instance_type__gpu__slug__in=constraints.gpus)
-    return qs.filter(instance_type__is_active=True)
-
-
-def offers_from_prices(
-    prices: QuerySet[Price] | list[Price], *, now: datetime | None = None
-) -> list[Offer]:
-    """Planner offers from prices loaded with ``with_related()`` (no further queries)."""
-    cutoff = stale_cutoff(now or timezone.now())
-    specs: dict[int, GPUSpec] = {}
-    offers = []
-    for price in prices:
-        instance = price.instance_type
-        gpu = instance.gpu
-        spec = specs.get(gpu.pk)
-        if spec is None:
-            spec = specs[gpu.pk] = gpu_spec(gpu)
-        intra, inter = instance.interconnect_intra, instance.interconnect_inter
-        offers.append(
-            Offer(
-                price_id=price.pk,
-                provider=instance.provider.slug,
-                provider_mainland_china=instance.provider.mainland_china,
-                compliance_notes=instance.provider.compliance_notes,
-                region=price.region.code,
-                country=price.region.country,
-                region_mainland_china=price.region.mainland_china,
-                instance_type=instance.name,
-                gpu=spec,
-                gpu_segment=gpu.segment,
-                gpu_datacenter_use_allowed=gpu.datacenter_use_allowed,
-                gpu_count=float(instance.gpu_count),
-                gpu_sharing=instance.gpu_sharing,
-                vcpus=instance.vcpus,
-                ram_gib=instance.ram_gib,
-                local_disk_gb=instance.local_disk_gb,
-                local_disk_type=instance.local_disk_type,
-                intra_slug=intra.slug if intra else None,
-                intra_kind=intra.kind if intra else None,
-                intra_bandwidth_gb_s=intra.bandwidth_gb_s if intra else None,
-                inter_slug=inter.slug if inter else None,
-                inter_kind=inter.kind if inter else None,
-                inter_rdma=bool(inter and inter.rdma),
-                network_gbps=instance.network_gbps,
-                pricing_model=price.pricing_model,
-                usd_per_hour=float(price.usd_per_hour),
-                observed_at=price.observed_at,
-                stale=price.observed_at < cutoff,
-            )
-        )
-    return offers
-
-
 _INSTANCE_COLUMNS = (
     "pk", "name", "gpu_id", "gpu_count", "gpu_sharing", "vcpus", "ram_gib", "local_disk_gb",
     "local_disk_type", "network_gbps", "provider__slug", "provider__mainland_china",
@@ -126,20 +54,18 @@ _INSTANCE_COLUMNS = (
 )  # fmt: skip
 
 
-def offer_list(
-    constraints: Constraints | None = None, *, now: datetime | None = None
-) -> list[Offer]:
-    """Every offer the planner should weigh, in four queries whatever the catalog's size.
+def offer_list(*, now: datetime | None = None) -> list[Offer]:
+    """Every current price of an active instance type as a planner offer, in four queries
+    whatever the catalog's size (the planner applies the caller's scope: Constraints.covers).
 
     Prices come as plain rows (no model instances); instance types, regions and GPUs, which
     thousands of prices share, are read once each and their planner values built once each.
-    Same offers, in the same order, as ``offers_from_prices(offer_queryset(constraints))``.
-    ``offer_book`` keeps the result of ``offer_list()`` for the planner.
+    ``offer_book`` keeps the result for the planner.
     """
     cutoff = stale_cutoff(now or timezone.now())
     rows = list(
-        offer_queryset(constraints)
-        .select_related(None)
+        Price.objects.current()
+        .filter(instance_type__is_active=True)
         .annotate(usd=Cast("usd_per_hour", FloatField()))
         .values_list("pk", "instance_type_id", "region_id", "pricing_model", "usd", "observed_at")
     )
@@ -208,8 +134,8 @@ def offer_book(version: str, *, now: datetime | None = None) -> OfferBook:
     """Every current offer, arranged for the planner, kept in this process while ``version``
     (``catalog_version()``) is the catalog's.
 
-    Reading and arranging 50,000 prices takes a third of a second; kept, a recommendation only
-    plans. Nothing stale is served: a refresh or a curator's edit changes the version, and the
+    Reading and arranging 50,000 prices takes 0.6-1 s (bench/RESULTS.md); kept, a recommendation
+    only plans. Nothing stale is served: a refresh or a curator's edit changes the version, and the
     book is rebuilt when its first fresh price turns stale (its offers carry stale flags).
     """
     global _book

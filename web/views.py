@@ -225,6 +225,7 @@ def _plan_context(answer: dict[str, Any]) -> dict[str, Any]:
         "objective": labels.label(labels.OBJECTIVES, answer["objective"]),
         "rows": recommendations[:PLAN_ROWS],
         "candidate_count": len(recommendations),
+        "candidates_capped": len(recommendations) >= PLAN_CANDIDATES,
         "scatter": scatter,
         "memory_bar": memory_bar,
         "breakdown": [
@@ -242,7 +243,7 @@ def plan(request: HttpRequest) -> HttpResponse:
     """/plan : a workload form; submitted, the ranked plans, a cost-time scatter, memory bar."""
     bound = any(name in request.GET for name in PlanForm.base_fields)
     form = PlanForm(request.GET if bound else None, initial=PLAN_INITIAL)
-    context: dict[str, Any] = {"form": form, "bound": bound, "plan_rows": PLAN_ROWS}
+    context: dict[str, Any] = {"form": form, "bound": bound}
     status = 200
     if bound and form.is_valid():
         answer = sizing_selectors.recommend(

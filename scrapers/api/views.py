@@ -38,7 +38,7 @@ class RefreshView(APIView):
         },
     )
     def post(self, request: Request, provider: str) -> Response:
-        target = get_object_or_404(Provider.objects.exclude(scraper_key=""), slug=provider)
+        target = get_object_or_404(Provider.objects.with_scraper(), slug=provider)
         result = refresh_provider.delay(target.slug, "api")
         return Response(
             {"provider": target.slug, "task_id": result.id}, status=status.HTTP_202_ACCEPTED

@@ -18,7 +18,7 @@ class Command(BaseCommand):
         slugs = (
             [options["provider"]]
             if options["provider"]
-            else list(Provider.objects.exclude(scraper_key="").values_list("slug", flat=True))
+            else list(Provider.objects.with_scraper().values_list("slug", flat=True))
         )
         if options["provider"] and not Provider.objects.filter(slug=options["provider"]).exists():
             raise CommandError(f"unknown provider {options['provider']!r}")
