@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 
 from . import choices
@@ -76,6 +76,26 @@ class UpsertResult:
     price: Price | None
     event: str | None  # a choices.PriceEvent, or None when nothing changed
     skipped_reason: str = ""
+
+
+def _assign_changes(obj: models.Model, values: dict[str, Any]) -> bool:
+    """Set the values that differ on ``obj``; whether any did. Loaders save only then, so a
+    catalog loaded again keeps its ``updated_at`` and with it the fingerprint the planner's
+    caches are keyed by (sizing.selectors.catalog_version)."""
+    moved = [name for name, value in values.items() if getattr(obj, name) != value]
+    for name in moved:
+        setattr(obj, name, values[name])
+    return bool(moved)
+
+
+def _write(model: type[models.Model], values: dict[str, Any], **lookup: Any) -> models.Model:
+    """``update_or_create`` that writes nothing when the stored row already holds ``values``."""
+    obj = model.objects.filter(**lookup).first()
+    if obj is None:
+        return model.objects.create(**lookup, **values)
+    if _assign_changes(obj, values):
+        obj.save()
+    return obj
 
 
 def price_upsert(
@@ -140,20 +160,24 @@ def price_upsert(
     changed = (existing.amount, existing.currency, existing.unit) != (amount, currency, unit)
     came_back = existing.gone_at is not None
     previous_amount = existing.amount
-    existing.amount = amount
-    existing.currency = currency
-    existing.unit = unit
-    existing.usd_per_hour = usd_per_hour
-    existing.usd_per_gpu_hour = usd_per_gpu_hour
-    existing.observed_at = max(existing.observed_at, observed_at)
-    existing.source = source
-    existing.source_url = source_url or existing.source_url
-    existing.source_note = source_note or existing.source_note
-    existing.scrape_run = scrape_run or existing.scrape_run
-    existing.gone_at = None
-    existing.missed_runs = 0
+    values = {
+        "amount": amount,
+        "currency": currency,
+        "unit": unit,
+        "usd_per_hour": usd_per_hour,
+        "usd_per_gpu_hour": usd_per_gpu_hour,
+        "observed_at": max(existing.observed_at, observed_at),
+        "source": source,
+        "source_url": source_url or existing.source_url,
+        "source_note": source_note or existing.source_note,
+        "scrape_run": scrape_run or existing.scrape_run,
+        "gone_at": None,
+        "missed_runs": 0,
+    }
     if lock is not None:
-        existing.locked = lock
+        values["locked"] = lock
+    if not _assign_changes(existing, values):
+        return UpsertResult(existing, None)  # nothing to write: updated_at stays
     existing.save()
     event = None
     if came_back:
@@ -395,14 +419,15 @@ def catalog_load(*, directory: Path) -> LoadReport:
 
 def _load_currency_rates(path: Path, report: LoadReport) -> None:
     for row in _read_yaml(path) or []:
-        CurrencyRate.objects.update_or_create(
-            currency=row["currency"],
-            as_of=row["as_of"],
-            defaults={
+        _write(
+            CurrencyRate,
+            {
                 "usd_per_unit": Decimal(str(row["usd_per_unit"])),
                 "source": row.get("source", ""),
                 "source_url": row.get("source_url") or "",
             },
+            currency=row["currency"],
+            as_of=row["as_of"],
         )
         report.add("currency_rates")
 
@@ -411,14 +436,14 @@ def _load_interconnects(path: Path, report: LoadReport) -> None:
     for row in _read_yaml(path) or []:
         values = _pick(row, INTERCONNECT_FIELDS)
         values["bandwidth_gb_s"] = _bandwidth_gb_s(row["bandwidth_value"], row["bandwidth_unit"])
-        Interconnect.objects.update_or_create(slug=row["slug"], defaults=values)
+        _write(Interconnect, values, slug=row["slug"])
         report.add("interconnects")
 
 
 def _load_gpus(path: Path, report: LoadReport) -> None:
     rows = _read_yaml(path) or []
     for row in rows:
-        GPU.objects.update_or_create(slug=row["slug"], defaults=_pick(row, GPU_FIELDS))
+        _write(GPU, _pick(row, GPU_FIELDS), slug=row["slug"])
         report.add("gpus")
     by_slug = {gpu.slug: gpu for gpu in GPU.objects.all()}
     for row in rows:
@@ -447,14 +472,12 @@ def _load_gpus(path: Path, report: LoadReport) -> None:
 def _load_provider(path: Path, rates: dict[str, Decimal], report: LoadReport) -> None:
     data = _read_yaml(path) or {}
     meta = data["provider"]
-    provider, _ = Provider.objects.update_or_create(
-        slug=meta["slug"], defaults=_pick(meta, PROVIDER_FIELDS)
-    )
+    provider = _write(Provider, _pick(meta, PROVIDER_FIELDS), slug=meta["slug"])
     report.add("providers")
     regions = {}
     for row in data.get("regions") or []:
-        regions[row["code"]], _ = Region.objects.update_or_create(
-            provider=provider, code=row["code"], defaults=_pick(row, REGION_FIELDS)
+        regions[row["code"]] = _write(
+            Region, _pick(row, REGION_FIELDS), provider=provider, code=row["code"]
         )
         report.add("regions")
     gpus = {gpu.slug: gpu for gpu in GPU.objects.all()}
@@ -472,9 +495,7 @@ def _load_provider(path: Path, rates: dict[str, Decimal], report: LoadReport) ->
             if slug and slug not in links:
                 raise CatalogDataError(f"{where}: unknown {key} {slug!r}")
             values[key] = links.get(slug) if slug else None
-        instances[row["name"]], _ = InstanceType.objects.update_or_create(
-            provider=provider, name=row["name"], defaults=values
-        )
+        instances[row["name"]] = _write(InstanceType, values, provider=provider, name=row["name"])
         report.add("instance_types")
     for row in data.get("prices") or []:
         where = f"{path.name}: price {row.get('instance_type')!r} in {row.get('region')!r}"

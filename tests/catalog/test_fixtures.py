@@ -131,6 +131,16 @@ def test_loading_twice_changes_nothing():
     ) == before
 
 
+def test_loading_again_keeps_the_catalog_fingerprint():
+    """A restart (make run, the web container) reloads the fixtures; rows that did not change are
+    not rewritten, so cached recommendations and workers' offer books stay valid."""
+    from sizing.selectors import catalog_version
+
+    before = catalog_version()
+    call_command("load_catalog", verbosity=0)
+    assert catalog_version() == before
+
+
 def test_fixture_files_cite_sources():
     root = Path(settings.CATALOG_FIXTURES_DIR)
     for path in sorted((root / "providers").glob("*.yaml")):
