@@ -235,8 +235,12 @@ SCRAPER_CREDENTIALS = {
     "alibaba_access_key_secret": env("ALIBABA_ACCESS_KEY_SECRET", default=""),
     "tencent_secret_id": env("TENCENT_SECRET_ID", default=""),
     "tencent_secret_key": env("TENCENT_SECRET_KEY", default=""),
+    # The API answers in the account's billing currency (CNY for a China-site account).
+    "tencent_currency": env("TENCENT_CURRENCY", default="CNY"),
     "huawei_access_key": env("HUAWEI_ACCESS_KEY", default=""),
     "huawei_secret_key": env("HUAWEI_SECRET_KEY", default=""),
+    "huawei_project_id": env("HUAWEI_PROJECT_ID", default=""),
+    "autodl_token": env("AUTODL_TOKEN", default=""),
     "aws_spot_source_url": env("AWS_SPOT_SOURCE_URL", default=""),
 }
 # Ingest rules.
