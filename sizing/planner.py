@@ -14,7 +14,7 @@ import bisect
 import heapq
 import math
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -158,15 +158,10 @@ class Plan:
     rank: int = 0
 
     def sort_key(self, objective: str) -> tuple:
-        hourly = self.usd_per_hour
-        total = self.est_total_usd if self.est_total_usd is not None else math.inf
-        hours = self.est_hours if self.est_hours is not None else math.inf
-        speed = -(self.estimate.tokens_per_second or 0.0) * self.gpu_count
-        if objective == "fastest":
-            return (hours, speed, total, hourly)
-        if objective == "cheapest_hourly":
-            return (hourly, total, hours)
-        return (total, hourly, hours)
+        return _rank_key(
+            self.usd_per_hour, self.est_total_usd, self.est_hours, self.estimate, self.gpu_count,
+            objective,
+        )  # fmt: skip
 
 
 @dataclass
@@ -176,11 +171,12 @@ class Rejections:
     max_examples: int = 3
     by_reason: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def add(self, reason: str, example: str) -> None:
+    def add(self, reason: str, items: Sequence, example: Callable[[Any], str]) -> None:
+        """Count ``items`` under ``reason``, writing examples for the first few only."""
         entry = self.by_reason.setdefault(reason, {"count": 0, "examples": []})
-        entry["count"] += 1
-        if len(entry["examples"]) < self.max_examples:
-            entry["examples"].append(example)
+        entry["count"] += len(items)
+        room = self.max_examples - len(entry["examples"])
+        entry["examples"].extend(example(item) for item in items[: max(room, 0)])
 
     def count(self, reason: str) -> int:
         return self.by_reason.get(reason, {}).get("count", 0)
@@ -683,18 +679,15 @@ class _Planner:
         return route
 
     def reject(self, reason: str, offers: Sequence[Offer], failure: tuple | None = None) -> None:
-        """Count ``offers`` under ``reason``, writing examples for the first few only."""
-        entry = self.rejected.by_reason.setdefault(reason, {"count": 0, "examples": []})
-        entry["count"] += len(offers)
-        room = self.rejected.max_examples - len(entry["examples"])
-        for offer in offers[: max(room, 0)]:
+        """Count ``offers`` under ``reason``; ``failure`` (reason, step) writes the examples."""
+
+        def example(offer: Offer) -> str:
             if failure is None:
-                entry["examples"].append(offer.label)
-            else:
-                profile = self.profiles[_hardware_key(offer)]
-                entry["examples"].append(
-                    _failure_example(offer, failure, profile, self.workload, self.max_gpus)
-                )
+                return offer.label
+            profile = self.profiles[_hardware_key(offer)]
+            return _failure_example(offer, failure, profile, self.workload, self.max_gpus)
+
+        self.rejected.add(reason, offers, example)
 
     def reject_failure(self, failure: tuple | None, offers: Sequence[Offer]) -> None:
         if failure is None and not self.c.allow_multi_node:
@@ -732,14 +725,9 @@ class _Planner:
 
     def stream(self, entries: list, route: _Route) -> Iterator[tuple]:
         """(key, offer index, offer, step) for each offer of a group, in rising key order."""
-        objective = self.objective
         for usd, index, offer in entries:
-            best_key, best_step = None, None
-            for step in route.contenders if usd > 0 else route.passing:
-                key = _entry_key(usd, offer, step, objective)
-                if best_key is None or key < best_key:
-                    best_key, best_step = key, step
-            yield best_key, index, offer, best_step
+            key, step = _best_step(usd, offer, route, self.objective)
+            yield key, index, offer, step
 
     def walk(self, group: _Group, entries: list) -> tuple[Any, int, int]:
         """A group under price limits (max_usd_per_hour, max_total_usd): which node counts pass
@@ -824,7 +812,9 @@ class _Planner:
                 weighed += steps[0][1] * (end - start)
             else:
                 weighed += weighed_all * (end - start)
-            segments.append((start, end, [step for step, _ in steps]))
+            passing = [step for step, _ in steps]
+            leads = [_entry_key(1.0, group.first, step, objective)[0] for step in passing]
+            segments.append((start, end, _Route(0, passing, _contenders(passing, leads), None)))
             start = end
         if passed < n:
             offers = _OffersOf(entries[passed:])
@@ -846,22 +836,8 @@ class _Planner:
                     begin = end
 
         def stream() -> Iterator[tuple]:
-            for seg_start, seg_end, steps in segments:
-                contenders = steps
-                if len(steps) > 1:
-                    # As in _route: what ranks first at 1 USD/h ranks first at any price.
-                    leads = [_entry_key(1.0, group.first, step, objective)[0] for step in steps]
-                    bound = min(leads) * (1 + _TIE_TOLERANCE)
-                    contenders = [
-                        st for st, lead in zip(steps, leads, strict=True) if lead <= bound
-                    ]
-                for usd, index, offer in entries[seg_start:seg_end]:
-                    best_key, best_step = None, None
-                    for step in contenders if usd > 0 else steps:
-                        key = _entry_key(usd, offer, step, objective)
-                        if best_key is None or key < best_key:
-                            best_key, best_step = key, step
-                    yield best_key, index, offer, best_step
+            for seg_start, seg_end, route in segments:
+                yield from self.stream(entries[seg_start:seg_end], route)
 
         return stream, passed, weighed
 
@@ -873,12 +849,10 @@ class _Planner:
         if self.price_limits:
             return _walk(profile, offer, self.c, self.objective, self.first_only)[1]
         route = self.route(profile, offer, prune=offer.usd_per_hour > 0)
-        best = None
-        for step in route.contenders if offer.usd_per_hour > 0 else route.passing:
-            found = _Candidate(offer, step, self.objective)
-            if best is None or found.key < best.key:
-                best = found
-        return best
+        if not route.passing:
+            return None
+        _, step = _best_step(offer.usd_per_hour, offer, route, self.objective)
+        return _Candidate(offer, step, self.objective)
 
     def run(self, book: OfferBook, limit: int) -> PlanResult:
         sources: list[tuple[str, Any]] = []  # (pricing model, a fresh stream of the group)
@@ -1138,11 +1112,28 @@ def _route(
         leads.append(_entry_key(1.0, offer, step, objective)[0])
         if prune and _cannot_lead(profile, step.nodes * 2, min(leads), objective):
             break
-    contenders = passing
-    if len(passing) > 1:
-        bound = min(leads) * (1 + _TIE_TOLERANCE)
-        contenders = [step for step, lead in zip(passing, leads, strict=True) if lead <= bound]
+    contenders = _contenders(passing, leads)
     return _Route(walk.considered, passing, contenders, None if passing else walk.failure)
+
+
+def _contenders(steps: list[_Step], leads: list[float]) -> list[_Step]:
+    """The steps that can rank first at some price: a step whose leading figure at 1 USD/h is
+    clearly worse stays worse at any price."""
+    if len(steps) <= 1:
+        return steps
+    bound = min(leads) * (1 + _TIE_TOLERANCE)
+    return [step for step, lead in zip(steps, leads, strict=True) if lead <= bound]
+
+
+def _best_step(usd: float, offer: Offer, route: _Route, objective: str) -> tuple[tuple, _Step]:
+    """An offer's ranking key and best step at its price: among the contenders, or among all
+    passing steps for a free offer (at 0 USD/h every total ties)."""
+    best_key, best_step = None, None
+    for step in route.contenders if usd > 0 else route.passing:
+        key = _entry_key(usd, offer, step, objective)
+        if best_key is None or key < best_key:
+            best_key, best_step = key, step
+    return best_key, best_step
 
 
 def _cannot_lead(profile: _Profile, nodes: int, best: float, objective: str) -> bool:
