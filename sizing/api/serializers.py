@@ -97,7 +97,8 @@ def _bounded(name: str, kind: type[serializers.Field], **extra) -> serializers.F
 
 class WorkloadSchemaSerializer(serializers.Serializer):
     """The workload as the OpenAPI schema shows it, built from the estimator's own rules
-    (sizing/workload.py) so the two cannot drift; the estimator validates it."""
+    (sizing/workload.py: choices and bounds); the estimator validates it. A test checks that it
+    names every Workload field (gpu and gpu_count are /api/estimate's, outside the workload)."""
 
     model = serializers.CharField(
         required=False, help_text="Model preset; see fixtures/models.yaml."
@@ -114,9 +115,9 @@ class WorkloadSchemaSerializer(serializers.Serializer):
         choices=workload_rules.CHECKPOINTING, required=False, help_text="Booleans accepted."
     )
     sharding = serializers.ChoiceField(
-        choices=workload_rules.SHARDINGS,
+        choices=(*workload_rules.SHARDINGS, "auto"),
         required=False,
-        help_text="Leave out to let the planner choose.",
+        help_text="Leave out (or auto) to let the planner choose.",
     )
     lora_rank = _bounded("lora_rank", serializers.IntegerField)
     lora_targets = serializers.ChoiceField(choices=workload_rules.LORA_TARGETS, required=False)
@@ -125,6 +126,10 @@ class WorkloadSchemaSerializer(serializers.Serializer):
     concurrency = _bounded("concurrency", serializers.IntegerField, help_text="Inference.")
     tensor_parallel = _bounded("tensor_parallel", serializers.IntegerField)
     pipeline_parallel = _bounded("pipeline_parallel", serializers.IntegerField)
+    gradient_accumulation = _bounded(
+        "gradient_accumulation", serializers.IntegerField, help_text="Micro-batches per step."
+    )
+    attention = serializers.ChoiceField(choices=workload_rules.ATTENTION_IMPLS, required=False)
 
 
 @extend_schema_field(WorkloadSchemaSerializer)
@@ -262,8 +267,19 @@ class RecommendOutputSerializer(serializers.Serializer):
 
 
 class CompareRowSerializer(RecommendationSerializer):
+    """A plan's keys when the target fits; when it does not, only provider, instance_type, gpu,
+    fits, why_not and target."""
+
+    target = serializers.CharField(help_text="The target as named: GPU slug or provider/type.")
     fits = serializers.BooleanField()
     why_not = serializers.CharField(allow_null=True)
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        for name, field in fields.items():
+            if name not in ("target", "fits", "why_not"):
+                field.required = False
+        return fields
 
 
 class CompareOutputSerializer(serializers.Serializer):

@@ -22,9 +22,9 @@ from ..presets import load_presets
 from . import serializers
 
 WORKLOAD_DOC = (
-    "Workload fields: model or params_b, task, method, precision, mixed_precision, optimizer, "
-    "batch_size, seq_len, gradient_checkpointing, sharding, lora_rank, lora_targets, tokens, "
-    "context_len, concurrency. See docs/api.md."
+    "Workload fields: "
+    + ", ".join(serializers.WorkloadSchemaSerializer().fields)
+    + ". See docs/sizing.md."
 )
 
 
@@ -105,6 +105,29 @@ def _query_value(raw: str) -> Any:
     return raw
 
 
+def _query_parameters() -> list[OpenApiParameter]:
+    """GET /api/recommend's query names, from the same serializers as the POST body."""
+    kinds = {
+        drf_serializers.FloatField: OpenApiTypes.FLOAT,
+        drf_serializers.IntegerField: OpenApiTypes.INT,
+        drf_serializers.BooleanField: OpenApiTypes.BOOL,
+    }
+    parameters = []
+    for serializer in (
+        serializers.WorkloadSchemaSerializer(),
+        serializers.ConstraintsSerializer(),
+        serializers.RecommendInputSerializer(),
+    ):
+        for name, field in serializer.fields.items():
+            if name in ("workload", "constraints"):
+                continue
+            listed = isinstance(field, drf_serializers.ListField)
+            kind = kinds.get(type(field), OpenApiTypes.STR)
+            text = str(field.help_text or "") + (" Comma-separated." if listed else "")
+            parameters.append(OpenApiParameter(name, kind, description=text.strip()))
+    return parameters
+
+
 class RecommendView(APIView):
     """Ranked instances for a workload over the live catalog, with reasons, warnings and advice."""
 
@@ -120,23 +143,7 @@ class RecommendView(APIView):
         return self._answer(request.data)
 
     @extend_schema(
-        parameters=[
-            OpenApiParameter("model", OpenApiTypes.STR, description="Model preset (or params_b)."),
-            OpenApiParameter("params_b", OpenApiTypes.FLOAT),
-            OpenApiParameter("task", OpenApiTypes.STR),
-            OpenApiParameter("method", OpenApiTypes.STR),
-            OpenApiParameter("precision", OpenApiTypes.STR),
-            OpenApiParameter("tokens", OpenApiTypes.FLOAT),
-            OpenApiParameter(
-                "pricing", OpenApiTypes.STR, description="Comma-separated pricing models."
-            ),
-            OpenApiParameter(
-                "providers", OpenApiTypes.STR, description="Comma-separated provider slugs."
-            ),
-            OpenApiParameter("max_usd_per_hour", OpenApiTypes.FLOAT),
-            OpenApiParameter("objective", OpenApiTypes.STR),
-            OpenApiParameter("limit", OpenApiTypes.INT),
-        ],
+        parameters=_query_parameters(),
         responses=serializers.RecommendOutputSerializer,
         description="The same fields as POST, flat in the query string; lists comma-separated. "
         + WORKLOAD_DOC,

@@ -496,3 +496,44 @@ def test_estimate_says_whether_it_fits(api_client):
         format="json",
     ).json()
     assert tight["fits"] is False and (tight["min_gpus"] is None or tight["min_gpus"] > 1)
+
+
+def test_the_schemas_workload_names_every_workload_field():
+    from dataclasses import fields
+
+    from sizing.api.serializers import WorkloadSchemaSerializer
+    from sizing.workload import Workload
+
+    named = set(WorkloadSchemaSerializer().fields)
+    assert named == {f.name for f in fields(Workload)} - {"arch", "gpu", "gpu_count"}
+
+
+def test_get_recommend_documents_every_query_name():
+    from drf_spectacular.generators import SchemaGenerator
+
+    from sizing.api.serializers import ConstraintsSerializer, WorkloadSchemaSerializer
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    documented = {p["name"] for p in schema["paths"]["/api/recommend/"]["get"]["parameters"]}
+    expected = set(WorkloadSchemaSerializer().fields) | set(ConstraintsSerializer().fields)
+    assert expected | {"objective", "limit"} <= documented
+
+
+def test_compare_rows_carry_their_target(api_client):
+    from sizing.api.serializers import CompareRowSerializer
+
+    body = {
+        "workload": {"model": "llama-3-8b", "method": "full", "tokens": 1e7},
+        "targets": [
+            {"provider": "aws", "instance_type": "p4d.24xlarge"},
+            {"provider": "aws", "instance_type": "g5.xlarge"},
+        ],
+        "constraints": {"allow_multi_node": False},
+    }
+    rows = api_client.post("/api/compare", body, format="json").json()["rows"]
+    assert [row["fits"] for row in rows] == [True, False]
+    fields = CompareRowSerializer().fields
+    for row in rows:
+        assert "target" in row
+        required = {name for name, field in fields.items() if field.required}
+        assert required <= set(row)
