@@ -317,10 +317,11 @@ def stacked_bar_svg(
 
 @dataclass
 class Series:
-    """A named step line: the value holds from each point until the next."""
+    """A named step line: the value holds from each point until the next; a None value ends the
+    line at that moment (it starts again at the next value)."""
 
     name: str
-    points: list[tuple[datetime, float]] = field(default_factory=list)
+    points: list[tuple[datetime, float | None]] = field(default_factory=list)
 
 
 def _time_ticks(low: datetime, high: datetime) -> list[tuple[float, str]]:
@@ -349,12 +350,13 @@ def step_lines_svg(
     until: datetime,
     value_label: Callable[[float], str] = _fmt,
 ) -> str:
-    """Step lines, one per series, each held flat from its last point to ``until``."""
-    series = [s for s in series if s.points]
+    """Step lines, one per series, each held flat from its last point to ``until`` unless the
+    series has ended (a last value of None)."""
+    series = [s for s in series if any(v is not None for _, v in s.points)]
     if not series:
         return ""
     times = [t for s in series for t, _ in s.points] + [until]
-    values = [v for s in series for _, v in s.points]
+    values = [v for s in series for _, v in s.points if v is not None]
     low_t, high_t = min(times), max(times)
     if low_t == high_t:
         low_t = datetime.fromtimestamp(low_t.timestamp() - 86400 * 30, tz=UTC)
@@ -370,19 +372,28 @@ def step_lines_svg(
     for i, line in enumerate(series):
         colour = PALETTE[i % len(PALETTE)]
         entries.append((line.name, colour))
-        coords: list[str] = []
-        points = sorted(line.points)
-        for j, (moment, value) in enumerate(points):
-            px, py = x(moment.timestamp()), y(value)
-            if j:
-                coords.append(f"{px:.1f},{y(points[j - 1][1]):.1f}")
-            coords.append(f"{px:.1f},{py:.1f}")
-        coords.append(f"{x(high_t.timestamp()):.1f},{y(points[-1][1]):.1f}")
-        parts.append(
-            f'<polyline class="line" fill="none" stroke="{colour}" points="{" ".join(coords)}">'
-            f"<title>{escape(line.name)}</title></polyline>"
-        )
+        points = sorted(line.points, key=lambda point: point[0])
+        runs: list[list[str]] = []  # one polyline per stretch the series is listed
+        previous: float | None = None
         for moment, value in points:
+            px = x(moment.timestamp())
+            if previous is not None:
+                runs[-1].append(f"{px:.1f},{y(previous):.1f}")
+            if value is not None:
+                if previous is None:
+                    runs.append([])
+                runs[-1].append(f"{px:.1f},{y(value):.1f}")
+            previous = value
+        if previous is not None:
+            runs[-1].append(f"{x(high_t.timestamp()):.1f},{y(previous):.1f}")
+        for coords in runs:
+            parts.append(
+                f'<polyline class="line" fill="none" stroke="{colour}" '
+                f'points="{" ".join(coords)}"><title>{escape(line.name)}</title></polyline>'
+            )
+        for moment, value in points:
+            if value is None:
+                continue
             tip = f"{line.name}: {value_label(value)} ({moment:%Y-%m-%d})"
             parts.append(
                 f'<circle class="point" cx="{x(moment.timestamp()):.1f}" cy="{y(value):.1f}" '

@@ -111,12 +111,14 @@ def gpu_instance_types(*, gpu: GPU) -> QuerySet[InstanceType]:
     )
 
 
-def gpu_price_history(*, gpu: GPU, pricing_model: str) -> dict[str, list[tuple[datetime, float]]]:
+def gpu_price_history(
+    *, gpu: GPU, pricing_model: str
+) -> dict[str, list[tuple[datetime, float | None]]]:
     """Per provider, the cheapest listed USD per GPU-hour for ``gpu`` over time (a step series).
 
     Each offer (instance type, region) holds its price from one history event to the next and
     leaves the series when it disappears; the provider's value at each moment is the cheapest
-    offer then listed.
+    offer then listed, and None from the moment it lists none (the line ends there).
     """
     events = (
         PriceHistory.objects.filter(instance_type__gpu=gpu, pricing_model=pricing_model)
@@ -131,7 +133,7 @@ def gpu_price_history(*, gpu: GPU, pricing_model: str) -> dict[str, list[tuple[d
         )
     )
     live: dict[str, dict[tuple[int, int], float]] = defaultdict(dict)
-    series: dict[str, list[tuple[datetime, float]]] = defaultdict(list)
+    series: dict[str, list[tuple[datetime, float | None]]] = defaultdict(list)
     for provider, instance_id, region_id, event, value, observed_at in events:
         offers = live[provider]
         key = (instance_id, region_id)
@@ -139,10 +141,10 @@ def gpu_price_history(*, gpu: GPU, pricing_model: str) -> dict[str, list[tuple[d
             offers.pop(key, None)
         else:
             offers[key] = float(value)
-        if not offers:
-            continue
-        cheapest = min(offers.values())
         points = series[provider]
+        if not offers and not points:
+            continue
+        cheapest = min(offers.values()) if offers else None
         if points and points[-1][0] == observed_at:
             points[-1] = (observed_at, cheapest)
         elif not points or points[-1][1] != cheapest:

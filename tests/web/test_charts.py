@@ -95,6 +95,27 @@ def test_step_lines_hold_each_value_until_the_next_point():
     assert "2025-07" in svg or "2025-04" in svg  # month ticks
 
 
+def test_a_series_that_ended_is_not_drawn_on_to_today():
+    start = datetime(2025, 1, 1, tzinfo=UTC)
+    gone = datetime(2025, 6, 1, tzinfo=UTC)
+    back = datetime(2025, 9, 1, tzinfo=UTC)
+    until = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def drawn(points):
+        svg = charts.step_lines_svg(
+            [charts.Series("aws", points)], title="H", desc="d", y_label="$", until=until
+        )
+        runs = [part.split('"')[0].split() for part in svg.split('points="')[1:]]
+        return svg, runs
+
+    svg, runs = drawn([(start, 2.0), (gone, None)])
+    assert len(runs) == 1 and len(runs[0]) == 2  # start, then flat to June: not to `until`
+    assert runs[0][0].split(",")[1] == runs[0][1].split(",")[1]
+    svg, runs = drawn([(start, 2.0), (gone, None), (back, 1.5)])
+    assert len(runs) == 2 and len(runs[1]) == 2  # listed again from September to `until`
+    assert svg.count('class="point"') == 2
+
+
 def test_ids_are_unique_across_charts():
     one = charts.scatter_svg(
         [charts.ScatterPoint(1, 1, "g", "l")], title="", desc="", x_label="", y_label=""

@@ -322,6 +322,10 @@ def test_gpu_history_follows_changes_and_disappearances():
     event(cheap, "disappeared", None, 5)
     series = gpu_price_history(gpu=gpu, pricing_model="on_demand")["Step Cloud"]
     assert [value for _, value in series] == [2.0, 1.0, 0.5, 2.0]
+    # The provider stops listing the GPU altogether: its line ends there.
+    event(dear, "disappeared", None, 2)
+    series = gpu_price_history(gpu=gpu, pricing_model="on_demand")["Step Cloud"]
+    assert [value for _, value in series] == [2.0, 1.0, 0.5, 2.0, None]
 
 
 def test_unknown_gpu_is_404(client):
