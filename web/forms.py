@@ -10,6 +10,7 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from sizing.api.views import CONSTRAINT_FIELDS, constraints_from
 from sizing.estimator import Workload, WorkloadError, parse_workload
 from sizing.planner import OBJECTIVES, PRICING_MODELS, Constraints
 from sizing.presets import load_presets
@@ -316,29 +317,13 @@ class PlanForm(forms.Form):
         return data
 
     def constraints(self) -> Constraints:
-        """The planner's constraints; defaults as /api/recommend has them (stale prices kept)."""
-        data = self.cleaned_data
-        pricing = tuple(data.get("pricing") or ())
-
-        def flag(name: str, default: bool) -> bool:
-            return default if not data.get(name) else data[name] == "true"
-
-        return Constraints(
-            providers=tuple(data.get("providers") or ()),
-            gpus=tuple(data.get("gpus") or ()),
-            mainland_china=None
-            if not data.get("mainland_china")
-            else flag("mainland_china", False),
-            pricing=pricing or PRICING_MODELS,
-            pricing_explicit=bool(pricing),
-            max_usd_per_hour=data.get("max_usd_per_hour"),
-            max_total_usd=data.get("max_total_usd"),
-            max_hours=data.get("max_hours"),
-            min_gpu_memory_gb=data.get("min_gpu_memory_gb"),
-            max_gpus=data.get("max_gpus"),
-            allow_multi_node=flag("allow_multi_node", True),
-            datacenter_only=flag("datacenter_only", False),
-            include_stale=flag("include_stale", True),
+        """The planner's constraints, read as /api/recommend reads them (same defaults)."""
+        return constraints_from(
+            {
+                name: value
+                for name, value in self.cleaned_data.items()
+                if name in CONSTRAINT_FIELDS and value not in (None, "", [], ())
+            }
         )
 
     def ranking(self) -> str:

@@ -60,6 +60,14 @@ def _constraints(data: dict[str, Any] | None) -> Constraints:
     return Constraints(**values)
 
 
+def constraints_from(data: dict[str, Any]) -> Constraints:
+    """Constraints as /api/recommend reads them from its callers: validated by the same
+    serializer, with the same defaults (the plan page uses this too)."""
+    form = serializers.ConstraintsSerializer(data=data)
+    form.is_valid(raise_exception=True)
+    return _constraints(form.validated_data)
+
+
 class EstimateView(APIView):
     """Memory, compute and time for a workload, optionally on a given GPU and count."""
 
