@@ -547,21 +547,17 @@ def quarantined_price_approve(*, item: QuarantinedPrice, user: str) -> None:
     """
     from catalog.services import price_upsert
 
-    if Price.objects.filter(
-        instance_type=item.instance_type,
-        region=item.region,
-        pricing_model=item.pricing_model,
-        locked=True,
-    ).exists():
-        raise QuarantineDecisionError(
-            f"{item}: the current price is locked by a curator; unlock it first"
-        )
     with transaction.atomic():
-        price_upsert(
+        # price_upsert owns the lock rule (and reads the price FOR UPDATE).
+        result = price_upsert(
             instance_type=item.instance_type, region=item.region, pricing_model=item.pricing_model,
             amount=item.amount, currency=item.currency, unit=item.unit, observed_at=item.observed_at,
             source=choices.PriceSource.SCRAPER, rates=currency_rates_latest(), scrape_run=item.scrape_run,
         )  # fmt: skip
+        if result.skipped_reason:
+            raise QuarantineDecisionError(
+                f"{item}: the current price is {result.skipped_reason}; unlock it first"
+            )
         item.status = QuarantinedPrice.Status.APPROVED
         item.decided_at = timezone.now()
         item.decided_by = user
