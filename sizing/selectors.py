@@ -6,6 +6,7 @@ import gc
 import hashlib
 import logging
 import threading
+from collections import defaultdict
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -337,21 +338,25 @@ def compare(
 ) -> dict[str, Any]:
     """One row per named instance type or GPU: its best plan, or why nothing fits.
 
-    The targets name the GPUs, providers and instance types; the other constraints apply.
+    The targets take the place of the providers, GPUs and regions constraints (each target is
+    weighed wherever it is sold), and stale prices are kept (flagged); the other constraints
+    apply.
     """
     scope = replace(constraints, gpus=(), providers=(), regions=(), include_stale=True)
-    offers = [o for o in offer_book(catalog_version()).offers if scope.covers(o)]
+    by_gpu: dict[str, list[Offer]] = defaultdict(list)
+    by_instance: dict[tuple[str, str], list[Offer]] = defaultdict(list)
+    for offer in offer_book(catalog_version()).offers:
+        if scope.covers(offer):
+            by_gpu[offer.gpu.slug].append(offer)
+            by_instance[(offer.provider, offer.instance_type)].append(offer)
     rows = []
     first_fit: Plan | None = None
     for target in targets:
         if target.get("gpu"):
-            subset = [o for o in offers if o.gpu.slug == target["gpu"]]
+            subset = by_gpu.get(target["gpu"], [])
             label = target["gpu"]
         else:
-            subset = [
-                o for o in offers
-                if o.provider == target["provider"] and o.instance_type == target["instance_type"]
-            ]  # fmt: skip
+            subset = by_instance.get((target["provider"], target["instance_type"]), [])
             label = f"{target['provider']}/{target['instance_type']}"
         result = plan(workload, subset, scope, limit=1)
         if result.plans:
