@@ -1,7 +1,7 @@
 """The scraper contract: ``fetch(client)`` returns raw pages, ``parse(page)`` turns one into records.
 
 Parsing is pure (no network, no database): a page in, typed price records out, so every parser is
-tested on recorded pages. Only the ingest service (scrapers/ingest.py) writes prices.
+tested on recorded pages. Only the ingest service (scrapers/services.py) writes prices.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class PriceRecord:
 
 
 class Scraper:
-    """Base class: subclasses set ``key``, ``base_url`` and implement ``pages`` and ``parse``."""
+    """Base class: subclasses set ``key``, ``base_url`` and implement ``fetch`` and ``parse``."""
 
     key: ClassVar[str]
     provider_slug: ClassVar[str]

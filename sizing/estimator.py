@@ -14,7 +14,7 @@ Every Estimate carries `notes`, the working in words, and `assumptions`, the inp
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from .compute import (
@@ -87,10 +87,6 @@ class Estimate:
     tokens_per_second_total: float | None = None  # the whole job: tokens_per_second x gpu_count
     model_flops: float | None = None
     overhead_breakdown: dict[str, float] = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        """Plain dict for serializers."""
-        return asdict(self)
 
 
 def _default_topology(gpu: GPUSpec | None, gpu_count: int) -> Topology:
@@ -253,14 +249,7 @@ def estimate(
         )
     topo = topology or _default_topology(gpu, n)
     if topo.gpu_count != n:
-        topo = Topology(
-            gpu_count=n,
-            gpus_per_node=topo.gpus_per_node,
-            intra_node=topo.intra_node,
-            intra_bandwidth_gb_s=topo.intra_bandwidth_gb_s,
-            inter_node_rdma=topo.inter_node_rdma,
-            inter_node_gbps=topo.inter_node_gbps,
-        )
+        topo = replace(topo, gpu_count=n)
     notes: list[str] = []
     if w.is_training:
         if w.sharding:
