@@ -29,6 +29,13 @@ def _choices(codes: tuple[str, ...], names: dict, *, blank: Any = None) -> list:
     return [blank, *options] if blank else options
 
 
+def _number(**attrs: Any) -> forms.NumberInput:
+    return forms.NumberInput(attrs={"step": "any", "inputmode": "decimal", **attrs})
+
+
+MAINLAND_CHOICES = [ANY, ("true", _("Only mainland China")), ("false", _("Outside mainland China"))]
+
+
 class PriceBrowseForm(forms.Form):
     """Filters of the price browser; every field is optional."""
 
@@ -44,7 +51,7 @@ class PriceBrowseForm(forms.Form):
         label=_("GPU memory at least (GiB)"),
         required=False,
         min_value=0,
-        widget=forms.NumberInput(attrs={"step": "any", "inputmode": "decimal"}),
+        widget=_number(),
     )
     per = forms.ChoiceField(
         label=_("Price per"),
@@ -55,18 +62,18 @@ class PriceBrowseForm(forms.Form):
         label=_("Price from (USD)"),
         required=False,
         min_value=0,
-        widget=forms.NumberInput(attrs={"step": "any", "inputmode": "decimal"}),
+        widget=_number(),
     )
     max_price = forms.DecimalField(
         label=_("Price up to (USD)"),
         required=False,
         min_value=0,
-        widget=forms.NumberInput(attrs={"step": "any", "inputmode": "decimal"}),
+        widget=_number(),
     )
     mainland_china = forms.ChoiceField(
         label=_("Mainland China"),
         required=False,
-        choices=[ANY, ("true", _("Only mainland China")), ("false", _("Outside mainland China"))],
+        choices=MAINLAND_CHOICES,
     )
     freshness = forms.ChoiceField(
         label=_("Freshness"),
@@ -151,10 +158,6 @@ PLAN_INITIAL = {
     "pricing": ["on_demand", "spot"],
     "objective": "cheapest",
 }
-
-
-def _number(**attrs: Any) -> forms.NumberInput:
-    return forms.NumberInput(attrs={"step": "any", "inputmode": "decimal", **attrs})
 
 
 def _preset_choices() -> list[tuple[str, str]]:
@@ -245,7 +248,7 @@ class PlanForm(forms.Form):
     mainland_china = forms.ChoiceField(
         label=_("Mainland China"),
         required=False,
-        choices=[ANY, ("true", _("Only mainland China")), ("false", _("Outside mainland China"))],
+        choices=MAINLAND_CHOICES,
     )
     max_usd_per_hour = forms.FloatField(
         label=_("Budget per hour (USD)"), required=False, min_value=0, widget=_number(min="0")
