@@ -590,12 +590,7 @@ def cmd_estimate(client: Client, args: argparse.Namespace) -> int:
 
 def _estimate_fits(answer: dict[str, Any]) -> bool | None:
     """Whether the workload fits the given GPUs (None when no GPU was given)."""
-    if not answer.get("gpu"):
-        return None
-    if isinstance(answer.get("fits"), bool):
-        return answer["fits"]
-    need = answer.get("min_gpus")
-    return need is not None and need <= (answer.get("gpu_count") or 1)
+    return answer.get("fits") if answer.get("gpu") else None
 
 
 def _print_estimate(answer: dict[str, Any]) -> None:
@@ -660,7 +655,7 @@ def cmd_compare(client: Client, args: argparse.Namespace) -> int:
             note = row.get("why_not") or (warnings[0] if warnings else "")
             cells.append(
                 [
-                    str(row.get("target") or _target_name(row)),
+                    str(row["target"]),
                     "yes" if fits else "no",
                     str(row.get("provider") or "-"),
                     _where(row) if fits else "-",
@@ -679,12 +674,6 @@ def cmd_compare(client: Client, args: argparse.Namespace) -> int:
     if not any(row.get("fits") for row in rows):
         raise CliError(EXIT_NOTHING_FITS, "nothing fits: none of the targets holds the workload")
     return EXIT_OK
-
-
-def _target_name(row: dict[str, Any]) -> str:
-    if row.get("instance_type"):
-        return f"{row.get('provider')}/{row.get('instance_type')}"
-    return str(row.get("gpu") or "-")
 
 
 PRICE_HEADERS = [
