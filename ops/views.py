@@ -1,4 +1,4 @@
-"""/healthz, /metrics and the downloadable CLI client."""
+"""/livez, /readyz, /healthz, /metrics and the downloadable CLI client."""
 
 from __future__ import annotations
 
@@ -11,11 +11,18 @@ from django.db import connection
 from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
+from .cache import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_SOCKET_TIMEOUT_S, RateLimitedWarning
 from .metrics import render_latest
 
 logger = logging.getLogger(__name__)
 CLIENT_FILE = Path(settings.BASE_DIR) / "clients" / "gpuatlas.py"
+
+
+_warn_database = RateLimitedWarning(logger)
+_warn_redis = RateLimitedWarning(logger)
 
 
 def _check_database() -> dict:
@@ -24,9 +31,17 @@ def _check_database() -> dict:
             cursor.execute("SELECT 1")
             cursor.fetchone()
     except Exception as exc:  # any driver error means the database is not usable
-        logger.exception("health check: database")
+        _warn_database("health check: database unavailable (%s: %s)", type(exc).__name__, exc)
         return {"ok": False, "error": type(exc).__name__}
     return {"ok": True, "vendor": connection.vendor}
+
+
+def _redis_timeouts() -> tuple[float, float]:
+    options = settings.CACHES.get("default", {}).get("OPTIONS", {})
+    return (
+        float(options.get("socket_connect_timeout", DEFAULT_CONNECT_TIMEOUT_S)),
+        float(options.get("socket_timeout", DEFAULT_SOCKET_TIMEOUT_S)),
+    )
 
 
 def _check_redis() -> dict:
@@ -34,15 +49,27 @@ def _check_redis() -> dict:
         return {"ok": True, "configured": False}
     import redis
 
+    connect_timeout_s, timeout_s = _redis_timeouts()
     try:
         client = redis.Redis.from_url(
-            settings.REDIS_URL, socket_connect_timeout=2, socket_timeout=2
+            settings.REDIS_URL,
+            socket_connect_timeout=connect_timeout_s,
+            socket_timeout=timeout_s,
+            retry=Retry(NoBackoff(), 0),
         )
-        client.ping()
+        try:
+            client.ping()
+        finally:
+            client.close()
     except Exception as exc:  # connection refused, timeout, auth: Redis is down for us
-        logger.exception("health check: redis")
+        _warn_redis("health check: redis unavailable (%s: %s)", type(exc).__name__, exc)
         return {"ok": False, "configured": True, "error": type(exc).__name__}
     return {"ok": True, "configured": True}
+
+
+def _checks() -> tuple[dict, list[str]]:
+    checks = {"database": _check_database(), "redis": _check_redis()}
+    return checks, [name for name, state in checks.items() if not state["ok"]]
 
 
 def _refresh_ages(database_ok: bool) -> dict:
@@ -63,17 +90,35 @@ def _refresh_ages(database_ok: bool) -> dict:
 
 
 @require_GET
+def livez(request: HttpRequest) -> JsonResponse:
+    """Liveness: 200 while this process serves requests; touches no dependency."""
+    return JsonResponse({"status": "ok"})
+
+
+@require_GET
+def readyz(request: HttpRequest) -> JsonResponse:
+    """Readiness for a load balancer: 503 only when the database (needed for every answer) is
+    down; with Redis down reads are still served (local cache), so 200 ``degraded``."""
+    checks, down = _checks()
+    if not checks["database"]["ok"]:
+        status, code = "unavailable", 503
+    else:
+        status, code = ("degraded" if down else "ready"), 200
+    return JsonResponse({"status": status, "down": down, "checks": checks}, status=code)
+
+
+@require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
-    """200 when the database and Redis answer, 503 when either does not; refresh ages as data."""
-    database = _check_database()
-    redis_state = _check_redis()
-    ok = database["ok"] and redis_state["ok"]
+    """For monitoring: 200 when the database and Redis answer, 503 naming what is down when
+    either does not; refresh ages as data. Probes belong on /livez and /readyz."""
+    checks, down = _checks()
     body = {
-        "status": "ok" if ok else "unavailable",
-        "checks": {"database": database, "redis": redis_state},
-        "providers": _refresh_ages(database["ok"]),
+        "status": "unavailable" if down else "ok",
+        "down": down,
+        "checks": checks,
+        "providers": _refresh_ages(checks["database"]["ok"]),
     }
-    return JsonResponse(body, status=200 if ok else 503)
+    return JsonResponse(body, status=503 if down else 200)
 
 
 @require_GET

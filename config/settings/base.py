@@ -87,11 +87,19 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # --- Cache and Celery -----------------------------------------------------------------------
 REDIS_URL = env("REDIS_URL", default="")
 if REDIS_URL:
+    # Redis is a dependency, not a single point of failure: with short timeouts and no retries,
+    # a refused or hanging Redis sends the cache (throttle counts, reusable answers) to a local
+    # stand-in for REDIS_RETRY_AFTER_S, with a rate-limited warning (ops/cache.py).
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "ops.cache.ResilientRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": env("CACHE_KEY_PREFIX", default="gpuatlas"),
+            "OPTIONS": {
+                "socket_timeout": env.float("REDIS_SOCKET_TIMEOUT_S", default=0.5),
+                "socket_connect_timeout": env.float("REDIS_CONNECT_TIMEOUT_S", default=0.5),
+                "retry_after_s": env.float("REDIS_RETRY_AFTER_S", default=5.0),
+            },
         }
     }
     CELERY_BROKER_URL = REDIS_URL
