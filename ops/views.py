@@ -16,6 +16,7 @@ from redis.retry import Retry
 
 from .cache import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_SOCKET_TIMEOUT_S, RateLimitedWarning
 from .metrics import render_latest
+from .security import address_allowed, client_ip
 
 logger = logging.getLogger(__name__)
 CLIENT_FILE = Path(settings.BASE_DIR) / "clients" / "gpuatlas.py"
@@ -123,14 +124,21 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 @require_GET
 def metrics_view(request: HttpRequest) -> HttpResponse:
-    """Prometheus text format; with METRICS_TOKEN set, only for ``Authorization: Bearer <token>``."""
+    """Prometheus text format. With METRICS_TOKEN set, only for ``Authorization: Bearer <token>``;
+    without one, only for callers inside METRICS_ALLOWED_NETWORKS (loopback by default)."""
     token = settings.METRICS_TOKEN
     if token:
         given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
-        if not hmac.compare_digest(given, token):
+        if not hmac.compare_digest(given.encode(), token.encode()):
             return HttpResponse(
                 "metrics need a bearer token\n", status=401, content_type="text/plain"
             )
+    elif not address_allowed(client_ip(request), settings.METRICS_ALLOWED_NETWORKS):
+        return HttpResponse(
+            "metrics are served to METRICS_ALLOWED_NETWORKS or with METRICS_TOKEN\n",
+            status=403,
+            content_type="text/plain",
+        )
     return HttpResponse(render_latest(), content_type="text/plain; version=0.0.4; charset=utf-8")
 
 

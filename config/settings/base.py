@@ -45,6 +45,7 @@ MIDDLEWARE = [
     "ops.middleware.RequestIdMiddleware",
     "ops.middleware.MetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "ops.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.middleware.gzip.GZipMiddleware",
     "django.middleware.http.ConditionalGetMiddleware",
@@ -54,6 +55,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "ops.security.AdminLoginThrottleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -148,6 +150,10 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 # --- REST API -------------------------------------------------------------------------------
+# Reverse proxies in front of the service that append to X-Forwarded-For (1 behind the compose
+# nginx; 0 when gunicorn faces clients). The throttles, the admin lockout and the /metrics rule
+# read the client address through it, so a caller cannot pick an address by sending the header.
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 API_REQUIRE_TOKEN_FOR_READS = env.bool("API_REQUIRE_TOKEN_FOR_READS", default=False)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -164,6 +170,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "catalog.api.errors.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.AnonRateThrottle"],
+    "NUM_PROXIES": TRUSTED_PROXY_COUNT,
     "DEFAULT_THROTTLE_RATES": {"anon": env("API_ANON_THROTTLE_RATE", default="600/minute")},
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
@@ -217,8 +224,40 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}, "httpx": {"level": "WARNING"}},
 }
-# /metrics is open unless a token is set (then: Authorization: Bearer <token>).
+# /metrics: with a token set, only for "Authorization: Bearer <token>"; without one, only for
+# callers inside these networks (the client address as seen behind TRUSTED_PROXY_COUNT proxies).
 METRICS_TOKEN = env("METRICS_TOKEN", default="")
+METRICS_ALLOWED_NETWORKS = env.list("METRICS_ALLOWED_NETWORKS", default=["127.0.0.0/8", "::1/128"])
+
+# --- Security -------------------------------------------------------------------------------
+# Content-Security-Policy on every response: the pages load scripts, styles and images from this
+# origin only (no inline script or style). The vendored API docs (Swagger UI, Redoc) and DRF's
+# browsable API style elements inline, so they get a policy allowing inline styles (not scripts).
+CONTENT_SECURITY_POLICY = {
+    "default-src": "'self'",
+    "script-src": "'self'",
+    "style-src": "'self'",
+    # The price legend's colour swatches are style attributes until web/charts.py draws them in SVG.
+    "style-src-attr": "'unsafe-inline'",
+    "img-src": "'self' data:",
+    "font-src": "'self'",
+    "connect-src": "'self'",
+    "object-src": "'none'",
+    "base-uri": "'none'",
+    "form-action": "'self'",
+    "frame-ancestors": "'none'",
+}
+CONTENT_SECURITY_POLICY_RELAXED = {
+    **{k: v for k, v in CONTENT_SECURITY_POLICY.items() if k != "style-src-attr"},
+    "style-src": "'self' 'unsafe-inline'",
+    "worker-src": "'self' blob:",
+}
+CONTENT_SECURITY_POLICY_RELAXED_PATHS = ["/api/"]
+# Admin login lockout: after this many failed logins from one address, or for one username,
+# within the window, further attempts get 429 until the window ends.
+ADMIN_LOGIN_MAX_FAILURES_PER_IP = env.int("ADMIN_LOGIN_MAX_FAILURES_PER_IP", default=20)
+ADMIN_LOGIN_MAX_FAILURES_PER_USER = env.int("ADMIN_LOGIN_MAX_FAILURES_PER_USER", default=5)
+ADMIN_LOGIN_LOCKOUT_SECONDS = env.int("ADMIN_LOGIN_LOCKOUT_SECONDS", default=15 * 60)
 
 # --- Scrapers -------------------------------------------------------------------------------
 # Base URL per scraper key, to point a source at staging or a loopback test server:
