@@ -1,0 +1,163 @@
+"""What the planner weighs: offers, the caller's constraints, and the offer book that groups
+offers sharing hardware and a pricing model."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import overload
+
+from ..estimator import GPUSpec
+from .rules import PRICING_MODELS
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """One current price of one instance type in one region. Slotted: a worker keeps tens of
+    thousands (see sizing.selectors.offer_book)."""
+
+    price_id: int
+    provider: str
+    provider_mainland_china: bool
+    compliance_notes: str
+    region: str
+    country: str
+    region_mainland_china: bool
+    instance_type: str
+    gpu: GPUSpec
+    gpu_segment: str
+    gpu_datacenter_use_allowed: bool
+    gpu_count: float
+    gpu_sharing: str
+    vcpus: int
+    ram_gib: float
+    local_disk_gb: float
+    local_disk_type: str
+    intra_slug: str | None
+    intra_kind: str | None
+    intra_bandwidth_gb_s: float | None
+    inter_slug: str | None
+    inter_kind: str | None
+    inter_rdma: bool
+    network_gbps: float | None
+    pricing_model: str
+    usd_per_hour: float
+    observed_at: datetime
+    stale: bool
+
+    @property
+    def label(self) -> str:
+        return f"{self.provider}/{self.instance_type} in {self.region} ({self.pricing_model})"
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """What the caller allows; None means no limit."""
+
+    providers: tuple[str, ...] = ()
+    regions: tuple[str, ...] = ()
+    countries: tuple[str, ...] = ()
+    mainland_china: bool | None = None
+    pricing: tuple[str, ...] = PRICING_MODELS
+    # Commitment terms are weighed without a known run length only when asked for by name.
+    pricing_explicit: bool = False
+    max_usd_per_hour: float | None = None
+    max_total_usd: float | None = None
+    max_hours: float | None = None
+    gpus: tuple[str, ...] = ()
+    min_gpu_memory_gb: float | None = None
+    max_gpus: int | None = None
+    allow_multi_node: bool = True
+    datacenter_only: bool = False
+    include_stale: bool = True
+
+    def covers(self, offer: Offer) -> bool:
+        """Whether the caller asked about this offer at all (pricing models, GPUs, providers,
+        regions, countries, mainland China). Offers outside are skipped, not counted as rejected.
+        """
+        return (
+            offer.pricing_model in self.pricing
+            and (not self.gpus or offer.gpu.slug in self.gpus)
+            and (not self.providers or offer.provider in self.providers)
+            and (not self.regions or offer.region in self.regions)
+            and (not self.countries or offer.country in self.countries)
+            and (self.mainland_china is None or offer.region_mainland_china == self.mainland_china)
+        )
+
+
+# (usd per hour, index in the book, offer): a group's entries sort by price, then book order.
+Entry = tuple[float, int, Offer]
+
+
+def _hardware_key(offer: Offer) -> tuple:
+    """What an offer's estimates depend on: the GPU, how many, and how they are joined."""
+    return (
+        id(offer.gpu), offer.gpu_count, offer.intra_kind, offer.intra_slug,
+        offer.intra_bandwidth_gb_s, offer.inter_slug is None, offer.inter_rdma, offer.network_gbps,
+    )  # fmt: skip
+
+
+class _Group:
+    """Offers with the same hardware and pricing model, cheapest first (then in offer order):
+    they share every estimate, so their ranking keys rise with their price."""
+
+    __slots__ = ("entries", "first", "hardware", "pricing_model")
+
+    def __init__(self, hardware: tuple, first: Offer) -> None:
+        self.hardware = hardware
+        self.pricing_model = first.pricing_model
+        self.first = first
+        self.entries: list[Entry] = []
+
+
+class OfferBook:
+    """Offers arranged for the planner: grouped by hardware and pricing model, each group in
+    price order, with an index from (provider, instance type, region, pricing model) to the
+    offer. Building it is the costly part of loading a large catalog, so the selector keeps
+    one per catalog version and every recommendation reuses it.
+    """
+
+    def __init__(self, offers: list[Offer]) -> None:
+        self.offers = offers
+        groups: dict[tuple, _Group] = {}
+        self.by_machine: dict[tuple[str, str, str, str], Offer] = {}
+        for index, offer in enumerate(offers):
+            hardware = _hardware_key(offer)
+            group = groups.get((hardware, offer.pricing_model))
+            if group is None:
+                group = groups[(hardware, offer.pricing_model)] = _Group(hardware, offer)
+            group.entries.append((offer.usd_per_hour, index, offer))
+            machine = (offer.provider, offer.instance_type, offer.region, offer.pricing_model)
+            self.by_machine.setdefault(machine, offer)
+        for group in groups.values():
+            group.entries.sort(key=lambda entry: (entry[0], entry[1]))
+        self.groups = list(groups.values())
+        fresh = [offer.observed_at for offer in offers if not offer.stale]
+        # When the first fresh price turns stale (the offers' stale flags are then out of date).
+        self.oldest_fresh: datetime | None = min(fresh) if fresh else None
+
+    def __len__(self) -> int:
+        return len(self.offers)
+
+
+class _OffersOf(Sequence[Offer]):
+    """The offers of a group's (usd, index, offer) entries, without copying them: a rejection
+    counts them all but writes examples for the first few only."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self, entries: list[Entry]) -> None:
+        self.entries = entries
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @overload
+    def __getitem__(self, key: int) -> Offer: ...
+    @overload
+    def __getitem__(self, key: slice) -> list[Offer]: ...
+    def __getitem__(self, key: int | slice) -> Offer | list[Offer]:
+        if isinstance(key, slice):
+            return [entry[2] for entry in self.entries[key]]
+        return self.entries[key][2]

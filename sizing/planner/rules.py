@@ -1,0 +1,146 @@
+"""The planner's rules, each defined once: scope, limits, billing and commitment terms, ranking.
+
+Host rules and warnings follow the practice the seed guides teach (see docs/sizing.md): RAM at
+least 2x GPU memory for training, about 4 vCPUs per GPU, NVMe for data, RDMA of at least
+100 Gbit/s between nodes, no GeForce in datacenters, no shared GPUs for training, checkpoints
+on spot.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..estimator import Estimate
+    from .offers import Constraints, Offer
+
+# Below this free share of GPU memory a plan is flagged: allocator fragmentation and batch
+# variance eat ~5-10% in practice (PyTorch CUDA caching allocator notes).
+HEADROOM_WARN_PCT = 10.0
+# A plan must leave at least this share of GPU memory free to count as fitting; between this and
+# HEADROOM_WARN_PCT it fits with a warning. /api/estimate's min_gpus uses the same margin.
+FIT_HEADROOM = 0.05
+# Multi-node over an instance whose network speed is not recorded, and that has no RDMA fabric:
+# assume ordinary cloud networking.
+PLAIN_NETWORK_GBPS = 10.0
+# Multi-node training needs RDMA of at least 100 Gbit/s between nodes (seed guides: "RDMA
+# (RoCEv2 or InfiniBand), >= 100 Gbps, ideally 200 Gbps+").
+MIN_INTER_NODE_RDMA_GBPS = 100.0
+# Host sizing for training (seed guides): RAM >= 2x total GPU memory; CPU:GPU at least 2:1
+# physical cores, i.e. about 4 vCPUs per GPU with SMT.
+MIN_RAM_TO_GPU_MEMORY = 2.0
+MIN_VCPUS_PER_GPU = 4.0
+# Hours in one commitment term; a term is only offered when the run uses at least half of it.
+TERM_HOURS = {"monthly": 730.0, "yearly": 8760.0, "reserved_1y": 8760.0, "reserved_3y": 26280.0}
+MIN_TERM_USE = 0.5
+NODE_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128)
+# Without max_gpus, plans stop at 16 nodes of 8: larger on-demand clusters are rarely rentable
+# without a reservation, and "fastest" would otherwise always answer "the most GPUs allowed".
+DEFAULT_MAX_GPUS = 128
+# Spot capacity is reclaimed without notice beyond a short warning (AWS: 2 minutes); a job that
+# saves every 30 minutes loses at most half an hour of work per interruption.
+SPOT_CHECKPOINT_MINUTES = 30
+
+OBJECTIVES = ("cheapest", "fastest", "cheapest_hourly")
+PRICING_MODELS = ("on_demand", "spot", "monthly", "yearly", "reserved_1y", "reserved_3y")
+
+
+# --- Billing --------------------------------------------------------------------------------
+def _terms_billed(pricing_model: str, hours: float) -> int | None:
+    """How many whole commitment terms a run of ``hours`` bills; None for hourly pricing."""
+    term = TERM_HOURS.get(pricing_model)
+    if term is None:
+        return None
+    return max(1, math.ceil(hours / term - 1e-9))
+
+
+def _billed_amount(hourly: float, pricing_model: str, hours: float | None) -> float | None:
+    """Total USD for the run at ``hourly`` for all nodes; commitment terms bill whole terms."""
+    if hours is None:
+        return None
+    terms = _terms_billed(pricing_model, hours)
+    if terms is None:
+        return hourly * hours
+    return hourly * TERM_HOURS[pricing_model] * terms
+
+
+# --- Scope: offers ruled out before any estimate ---------------------------------------------
+def _constraint_rejection(offer: Offer, c: Constraints) -> str | None:
+    """Reasons an offer in scope is out before any estimate."""
+    if offer.stale and not c.include_stale:
+        return "stale_price"
+    return _gpu_rejection(offer, c)
+
+
+def _gpu_rejection(offer: Offer, c: Constraints) -> str | None:
+    """Reasons every offer of this GPU is out (the same for a whole offer group)."""
+    if c.datacenter_only and not offer.gpu_datacenter_use_allowed:
+        return "consumer_gpu_excluded"
+    if c.min_gpu_memory_gb is not None and offer.gpu.memory_gib < c.min_gpu_memory_gb:
+        return "below_min_gpu_memory"
+    return None
+
+
+# --- Limits ------------------------------------------------------------------------------------
+def _hours_failure(c: Constraints, hours: float | None) -> str | None:
+    """The max_hours limit."""
+    if c.max_hours is not None and hours is not None and hours > c.max_hours:
+        return "over_max_hours"
+    return None
+
+
+def _term_failure(c: Constraints, pricing_model: str, hours: float | None) -> str | None:
+    """The commitment-term rules: a known run length (unless asked for by name), at least
+    MIN_TERM_USE of one term."""
+    term = TERM_HOURS.get(pricing_model)
+    if term is None:
+        return None
+    if hours is None and not c.pricing_explicit:
+        return "term_needs_run_length"
+    if hours is not None and hours < term * MIN_TERM_USE:
+        return "run_too_short_for_term"
+    return None
+
+
+def _fixed_failure(c: Constraints, pricing_model: str, hours: float | None) -> str | None:
+    """The limits the price leaves alone: max_hours and the commitment-term rules."""
+    return _hours_failure(c, hours) or _term_failure(c, pricing_model, hours)
+
+
+def _limit_failure(
+    c: Constraints,
+    pricing_model: str,
+    hours: float | None,
+    *,
+    hourly: float | None,
+    total: float | None,
+) -> str | None:
+    """Why a plan breaks a limit; ``hourly``/``total`` None when no limit on them is set.
+    The order (hourly cap, hours, total, terms) decides which reason a rejection names."""
+    if c.max_usd_per_hour is not None and hourly is not None and hourly > c.max_usd_per_hour:
+        return "over_max_usd_per_hour"
+    if failure := _hours_failure(c, hours):
+        return failure
+    if c.max_total_usd is not None and total is not None and total > c.max_total_usd:
+        return "over_max_total_usd"
+    return _term_failure(c, pricing_model, hours)
+
+
+# --- Ranking -----------------------------------------------------------------------------------
+def _rank_key(
+    hourly: float,
+    total: float | None,
+    hours: float | None,
+    est: Estimate,
+    gpu_count: float,
+    objective: str,
+) -> tuple[float, ...]:
+    """The figures a plan ranks by, in the same order as Plan.sort_key."""
+    total_key = total if total is not None else math.inf
+    hours_key = hours if hours is not None else math.inf
+    if objective == "fastest":
+        return (hours_key, -(est.tokens_per_second or 0.0) * gpu_count, total_key, hourly)
+    if objective == "cheapest_hourly":
+        return (hourly, total_key, hours_key)
+    return (total_key, hourly, hours_key)

@@ -1,0 +1,376 @@
+"""The planning run: offers grouped by hardware and pricing model, routes and price bisections
+shared across a group, lazily merged into the ranked top plans."""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..estimator import GPUSpec, Workload
+from .explain import (
+    Stream,
+    _advice,
+    _annotate_alternatives,
+    _cap_advice,
+    _failure_example,
+    _make_plan,
+    _spot_saving,
+    _what_would_fit,
+)
+from .fastpaths import _best_step, _contenders, _dominated, _Route, _route
+from .offers import Constraints, Entry, Offer, OfferBook, _Group, _hardware_key, _OffersOf
+from .results import Plan, PlanResult, Rejections
+from .rules import (
+    DEFAULT_MAX_GPUS,
+    FIT_HEADROOM,
+    TERM_HOURS,
+    _billed_amount,
+    _constraint_rejection,
+    _fixed_failure,
+    _gpu_rejection,
+    _limit_failure,
+)
+from .steps import (
+    Failure,
+    Fits,
+    NoFit,
+    NoThroughput,
+    OverMax,
+    _device,
+    _EstimateCache,
+    _Profile,
+)
+from .walk import _Candidate, _entry_key, _walk
+
+
+def plan(
+    workload: Workload,
+    offers: list[Offer] | OfferBook,
+    constraints: Constraints,
+    *,
+    objective: str = "cheapest",
+    limit: int = 10,
+    headroom: float = FIT_HEADROOM,
+) -> PlanResult:
+    """Rank every eligible (offer, node count) for ``workload``; see the package docstring.
+
+    ``offers`` may hold offers outside the constraints' scope (providers, regions, countries,
+    GPUs, pricing models): they are skipped without being counted.
+
+    Work is shared, so a large catalog costs little more than a small one:
+    - offers with the same hardware share one profile (estimates per node count);
+    - unless a limit depends on the price (max_usd_per_hour, max_total_usd), the surviving node
+      counts per profile and pricing model are found once, and a whole group of offers is
+      accepted or rejected at once;
+    - within a group the ranking key rises with the price, so groups are merged lazily and only
+      the offers that can reach the answer are ranked one by one.
+    """
+    return _Planner(workload, constraints, objective, headroom).run(
+        offers if isinstance(offers, OfferBook) else OfferBook(offers), limit
+    )
+
+
+# (pricing model, a factory of fresh ranked streams of one group's offers)
+Source = tuple[str, Callable[[], Stream]]
+
+
+class _Planner:
+    """One planning run: the constraints, the shared estimates and profiles, the tallies."""
+
+    def __init__(self, workload: Workload, c: Constraints, objective: str, headroom: float) -> None:
+        self.workload = workload
+        self.c = c
+        self.objective = objective
+        self.cache = _EstimateCache(workload, headroom)
+        self.max_gpus = c.max_gpus or DEFAULT_MAX_GPUS
+        self.price_limits = c.max_usd_per_hour is not None or c.max_total_usd is not None
+        self.first_only = objective != "fastest" and workload.task == "inference"
+        self.profiles: dict[tuple, _Profile] = {}
+        self.rejected = Rejections()
+        self.considered = 0
+        self.cards: dict[int, GPUSpec] = {}  # a 24 GB and an 80 GB GPU among the offers asked about
+
+    def profile(self, hardware: tuple, offer: Offer) -> _Profile:
+        profile = self.profiles.get(hardware)
+        if profile is None:
+            profile = self.profiles[hardware] = _Profile(
+                offer, self.workload, self.c, self.cache, self.max_gpus
+            )
+        return profile
+
+    def route(self, profile: _Profile, offer: Offer, prune: bool = True) -> _Route:
+        # Hourly pricing models (on demand, spot) bill alike, so they share one route; each
+        # commitment term has its own.
+        billing = offer.pricing_model if offer.pricing_model in TERM_HOURS else "hourly"
+        route = profile.routes.get((billing, prune))
+        if route is None:
+            route = profile.routes[(billing, prune)] = _route(
+                profile, offer, self.c, self.objective, self.first_only, prune
+            )
+        return route
+
+    def reject(self, reason: str, offers: Sequence[Offer], failure: Failure | None = None) -> None:
+        """Count ``offers`` under ``reason``; ``failure`` (reason, step) writes the examples."""
+
+        def example(offer: Offer) -> str:
+            if failure is None:
+                return offer.label
+            profile = self.profiles[_hardware_key(offer)]
+            return _failure_example(offer, failure, profile, self.workload, self.max_gpus)
+
+        self.rejected.add(reason, offers, example)
+
+    def reject_failure(self, failure: Failure | None, offers: Sequence[Offer]) -> None:
+        if failure is None and not self.c.allow_multi_node:
+            failure = Failure("needs_multi_node", None)
+        if failure is None:
+            return
+        name = failure.reason
+        if name == "does_not_fit_memory" and not self.c.allow_multi_node:
+            name = "needs_multi_node"
+        self.reject(name, offers, failure)
+
+    def eligible(self, group: _Group) -> list[Entry]:
+        """The group's offers in scope and not ruled out by a constraint (those are counted)."""
+        c = self.c
+        first = group.first
+        if first.pricing_model not in c.pricing or (c.gpus and first.gpu.slug not in c.gpus):
+            return []
+        entries = group.entries
+        if c.providers or c.regions or c.countries or c.mainland_china is not None:
+            entries = [entry for entry in entries if c.covers(entry[2])]
+        size = round(first.gpu.memory_gib)
+        if entries and size in (24, 80) and first.gpu_count >= 1:
+            self.cards.setdefault(size, first.gpu)  # for _what_would_fit, rejected or not
+        if not c.include_stale:
+            stale = [entry[2] for entry in entries if entry[2].stale]
+            if stale:
+                self.reject("stale_price", stale)
+                entries = [entry for entry in entries if not entry[2].stale]
+        if entries:
+            reason = _gpu_rejection(first, c)
+            if reason:
+                self.reject(reason, _OffersOf(entries))
+                return []
+        return entries
+
+    def stream(self, entries: list[Entry], route: _Route) -> Stream:
+        """(key, offer index, offer, step) for each offer of a group, in rising key order."""
+        for usd, index, offer in entries:
+            key, step = _best_step(usd, offer, route, self.objective)
+            yield key, index, offer, step
+
+    def walk(self, group: _Group, entries: list[Entry]) -> tuple[Callable[[], Stream], int, int]:
+        """A group under price limits (max_usd_per_hour, max_total_usd): which node counts pass
+        depends on each offer's price. Rejects the offers nothing passes for, and returns a
+        factory of streams of the others (in key order), how many passed and how many node
+        counts were weighed.
+
+        Every limit is monotone in the price and the group is in price order, so each step
+        passes for a prefix of the offers: a bisection per step finds where, the offers fall
+        into segments that share their passing steps, and each offer is ranked only against
+        its segment's contenders. Same answers as walking every offer at its price (``_walk``).
+        """
+        c, objective = self.c, self.objective
+        profile = self.profile(group.hardware, group.first)
+        pricing_model = group.pricing_model
+        n = len(entries)
+        # The walk with the price left aside: steps that fit, with the node counts weighed up
+        # to each, and what a walk that passes nothing ends on.
+        ok: list[tuple[Fits, int]] = []
+        # The last step of the whole walk: ("ok", step), (reason, step) for one that does not
+        # fit, or ("pending", index) for a fitting one left unestimated (see below).
+        last: tuple[str, Any] | None = None
+        terminal: Failure | None = None
+        weighed_all = index = 0
+        # Once a step passes every limit the price leaves alone and no larger node count can be
+        # cheaper at any price (_dominated), larger counts can never be an offer's best plan:
+        # wherever one passes the price limits, that step passes them too and ranks first. The
+        # walk goes on through shapes only, to end where a full walk would (rejections report
+        # its last step). Not for a free offer: at 0 USD/h every total ties.
+        prune = objective in ("cheapest", "cheapest_hourly") and entries[0][0] > 0
+        best_total: float | None = None  # lowest total at 1 USD/h among such steps
+        dominated = False
+        while (step := profile.shape(index) if dominated else profile.step(index)) is not None:
+            index += 1
+            if isinstance(step, OverMax):
+                if last is None:
+                    terminal = Failure("over_max_gpus", step)
+                break
+            if isinstance(step, NoFit):
+                weighed_all += 1
+                last = (step.reason, step)
+                continue
+            if dominated:
+                last = ("pending", index - 1)
+                continue
+            weighed_all += 1
+            if isinstance(step, NoThroughput):
+                terminal = Failure("no_throughput_figure", step)
+                break
+            assert isinstance(step, Fits)
+            ok.append((step, weighed_all))
+            last = ("ok", step)
+            if prune and _fixed_failure(c, pricing_model, step.estimate.est_hours) is None:
+                total = _billed_amount(float(step.nodes), pricing_model, step.estimate.est_hours)
+                if total is not None:
+                    best_total = total if best_total is None else min(best_total, total)
+                dominated = _dominated(profile, step, best_total, objective, c)
+
+        def failure_at(step: Fits | NoThroughput, usd: float) -> str | None:
+            hourly = usd * step.nodes
+            total = _billed_amount(hourly, pricing_model, step.estimate.est_hours)
+            return _limit_failure(
+                c, pricing_model, step.estimate.est_hours, hourly=hourly, total=total
+            )
+
+        # Step i passes for offers [0, cuts[i]).
+        cuts = [
+            bisect.bisect_left(
+                range(n), True, key=lambda i, s=step: failure_at(s, entries[i][0]) is not None
+            )
+            for step, _ in ok
+        ]
+        passed = max(cuts, default=0)
+        weighed = weighed_all * (n - passed)
+        segments: list[tuple[int, int, _Route]] = []
+        start = 0
+        for end in sorted(set(cuts)):
+            if end <= start or start >= passed:
+                continue
+            steps = [(step, upto) for (step, upto), cut in zip(ok, cuts, strict=True) if cut >= end]
+            if self.first_only:  # the walk stops at the first step that passes
+                steps = steps[:1]
+                weighed += steps[0][1] * (end - start)
+            else:
+                weighed += weighed_all * (end - start)
+            passing = [step for step, _ in steps]
+            leads = [_entry_key(1.0, group.first, step, objective)[0] for step in passing]
+            segments.append((start, end, _Route(0, passing, _contenders(passing, leads), None)))
+            start = end
+        if passed < n:
+            offers = _OffersOf(entries[passed:])
+            if terminal is not None or last is None or last[0] not in ("ok", "pending"):
+                self.reject_failure(terminal or (Failure(*last) if last else None), offers)
+            else:
+                # The last step failed on a limit. Which limit is monotone in the price (the
+                # hourly cap last), so the offers fall into at most three runs. A step left
+                # unestimated is estimated now: rejections name the same reason as a full walk.
+                step = last[1] if last[0] == "ok" else profile.step(last[1])
+                begin = passed
+                while begin < n:
+                    reason = failure_at(step, entries[begin][0])
+                    end = bisect.bisect_left(
+                        range(begin, n), True,
+                        key=lambda i, r=reason: failure_at(step, entries[i][0]) != r,
+                    ) + begin  # fmt: skip
+                    self.reject_failure(
+                        Failure(reason, step), offers[begin - passed : end - passed]
+                    )
+                    begin = end
+
+        def stream() -> Stream:
+            for seg_start, seg_end, route in segments:
+                yield from self.stream(entries[seg_start:seg_end], route)
+
+        return stream, passed, weighed
+
+    def candidate(self, offer: Offer) -> _Candidate | None:
+        """The best plan of one offer, or None when it is out of scope or nothing passes."""
+        if not self.c.covers(offer) or _constraint_rejection(offer, self.c):
+            return None
+        profile = self.profile(_hardware_key(offer), offer)
+        if self.price_limits:
+            return _walk(profile, offer, self.c, self.objective, self.first_only)[1]
+        route = self.route(profile, offer, prune=offer.usd_per_hour > 0)
+        if not route.passing:
+            return None
+        _, step = _best_step(offer.usd_per_hour, offer, route, self.objective)
+        return _Candidate(offer, step, self.objective)
+
+    def run(self, book: OfferBook, limit: int) -> PlanResult:
+        sources: list[Source] = []
+        priced = 0  # offers with at least one passing plan
+        term_priced = False
+        for group in book.groups:
+            entries = self.eligible(group)
+            if not entries:
+                continue
+            first = group.first
+            make: Callable[[], Stream]
+            if self.price_limits:
+                make, passed, counted = self.walk(group, entries)
+                self.considered += counted
+            else:
+                profile = self.profile(group.hardware, first)
+                # A free offer ties every total, so it needs every node count weighed.
+                route = self.route(profile, first, prune=entries[0][0] > 0)
+                self.considered += route.considered * len(entries)
+                if not route.passing:
+                    self.reject_failure(route.failure, _OffersOf(entries))
+                passed = len(entries) if route.passing else 0
+
+                def make(entries: list[Entry] = entries, route: _Route = route) -> Stream:
+                    return self.stream(entries, route)
+
+            if passed:
+                sources.append((group.pricing_model, make))
+                priced += passed
+                term_priced = term_priced or group.pricing_model in TERM_HOURS
+        ranked = self._top(sources, limit)
+        plans = [self._plan_from(candidate) for candidate in ranked]
+        for rank, item in enumerate(plans, start=1):
+            item.rank = rank
+
+        def twin(offer: Offer) -> _Candidate | None:
+            return self._twin(offer, book)
+
+        _annotate_alternatives(plans, twin)
+        spot_streams = (make() for pricing_model, make in sources if pricing_model == "spot")
+        spot = _spot_saving(list(spot_streams), twin, self.objective)
+        advice = _advice(self.workload, self.c, self.rejected, priced, term_priced, spot)
+        advice.extend(_what_would_fit(self.workload, self.cards, plans))
+        advice.extend(_cap_advice(self.c, self.rejected, plans))
+        return PlanResult(
+            plans=plans, rejected=self.rejected, advice=advice, considered=self.considered
+        )
+
+    def _top(self, sources: list[Source], limit: int) -> list[_Candidate]:
+        """The best ``limit`` plans, one per machine and price: the same offer at the same price
+        in several regions is listed once, with the other regions named."""
+        kept: dict[tuple, _Candidate] = {}
+        ranked: list[_Candidate] = []
+        if limit <= 0:
+            return ranked
+        for key, _index, offer, step in heapq.merge(*(make() for _, make in sources)):
+            if len(ranked) >= limit and key > ranked[-1].key:
+                break  # every later offer ranks lower, and none can be a listed plan's twin
+            same = (
+                offer.provider, offer.instance_type, offer.pricing_model, step.nodes,
+                round(offer.usd_per_hour * step.nodes, 6),
+            )  # fmt: skip
+            first = kept.get(same)
+            if first is not None:
+                first.other_regions.append(offer.region)
+            elif len(ranked) < limit:
+                kept[same] = candidate = _Candidate(offer, step, self.objective)
+                ranked.append(candidate)
+        return ranked
+
+    def _plan_from(self, candidate: _Candidate) -> Plan:
+        step = candidate.step
+        device = _device(candidate.offer)
+        est = self.cache.explained(device, step.total, step.topology)
+        result = _make_plan(
+            candidate.offer, self.workload, step.nodes, step.total, step.sharding, est,
+            device.memory_gib,
+        )  # fmt: skip
+        result.other_regions = candidate.other_regions
+        return result
+
+    def _twin(self, offer: Offer, book: OfferBook) -> _Candidate | None:
+        """The best plan of the same machine in the same region on demand, if it has one."""
+        twin = book.by_machine.get((offer.provider, offer.instance_type, offer.region, "on_demand"))
+        return None if twin is None else self.candidate(twin)

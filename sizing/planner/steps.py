@@ -1,0 +1,286 @@
+"""Hardware profiles and their steps: node count by node count, what the estimator says of one
+offer's hardware. One small type per kind of step."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, NamedTuple
+
+from ..estimator import (
+    Estimate,
+    GPUSpec,
+    Topology,
+    Workload,
+    choose_sharding,
+    estimate,
+    memory_per_gpu_gib,
+)
+from .offers import Constraints, Offer
+from .rules import FIT_HEADROOM, NODE_COUNTS, PLAIN_NETWORK_GBPS
+
+if TYPE_CHECKING:
+    from .fastpaths import _Route
+
+
+@dataclass(frozen=True, slots=True)
+class OverMax:
+    """A node count past the GPU cap (max_gpus): the walk ends here."""
+
+    nodes: int
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class NoFit:
+    """A node count whose per-GPU memory leaves less than the fit headroom free."""
+
+    nodes: int
+    total: int
+    sharding: str | None
+    memory_gib: float
+    reason: str  # does_not_fit_memory or needs_multi_node
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """A node count that fits memory, its time model not yet run."""
+
+    nodes: int
+    total: int
+    sharding: str | None
+    memory_gib: float
+    topology: Topology
+
+
+@dataclass(frozen=True, slots=True)
+class Fits:
+    """A node count that fits, with its estimate."""
+
+    nodes: int
+    total: int
+    sharding: str | None
+    memory_gib: float
+    topology: Topology
+    estimate: Estimate
+
+
+@dataclass(frozen=True, slots=True)
+class NoThroughput:
+    """A node count that fits memory but whose GPU has no throughput figure for the precision:
+    no run length, so the walk ends here."""
+
+    nodes: int
+    total: int
+    sharding: str | None
+    memory_gib: float
+    topology: Topology
+    estimate: Estimate
+
+
+# What profile.shape gives (memory only) and what profile.step gives (with the estimate).
+ShapeStep = OverMax | NoFit | Shape
+Step = OverMax | NoFit | Fits | NoThroughput
+
+
+class Failure(NamedTuple):
+    """Why an offer has no plan: the reason a rejection counts, and the step it failed at."""
+
+    reason: str
+    step: Step | None
+
+
+class _EstimateCache:
+    """Estimates for one workload per (GPU, GPU count, topology), without the working: the
+    planner weighs thousands of shapes and writes notes only for the plans it returns."""
+
+    def __init__(self, workload: Workload, headroom: float) -> None:
+        self.workload = workload
+        self.headroom = headroom
+        self._cache: dict[tuple, tuple[str | None, Estimate]] = {}
+        self._by_sharding: dict[str, Workload] = {}
+        self._memory: dict[tuple, tuple[str | None, float]] = {}
+
+    def _sharded(self, gpu: GPUSpec, gpu_count: int) -> Workload:
+        """The workload with the sharding it runs with on ``gpu_count`` x ``gpu``."""
+        workload = self.workload
+        sharding = workload.sharding
+        if sharding is None and workload.task != "inference":
+            sharding = (
+                choose_sharding(workload, gpu, gpu_count, self.headroom)
+                if gpu_count > 1
+                else "none"
+            )
+        if sharding is None or sharding == workload.sharding:
+            return workload
+        sharded = self._by_sharding.get(sharding)
+        if sharded is None:
+            sharded = self._by_sharding[sharding] = replace(workload, sharding=sharding)
+        return sharded
+
+    def memory(self, gpu: GPUSpec, gpu_count: int) -> tuple[str | None, float]:
+        """The sharding and per-GPU memory (GiB) on ``gpu_count`` x ``gpu``: enough to tell a
+        fit, for any topology."""
+        key = (id(gpu), gpu_count)  # devices live as long as the planning run
+        hit = self._memory.get(key)
+        if hit is None:
+            workload = self._sharded(gpu, gpu_count)
+            hit = self._memory[key] = (workload.sharding, memory_per_gpu_gib(workload, gpu_count))
+        return hit
+
+    def get(self, gpu: GPUSpec, gpu_count: int, topology: Topology) -> tuple[str | None, Estimate]:
+        key = (
+            id(gpu), gpu_count, topology.gpus_per_node, topology.intra_node,
+            topology.intra_bandwidth_gb_s, topology.inter_node_rdma, topology.inter_node_gbps,
+        )  # fmt: skip
+        hit = self._cache.get(key)
+        if hit is None:
+            workload = self._sharded(gpu, gpu_count)
+            est = estimate(
+                workload, gpu=gpu, gpu_count=gpu_count, topology=topology, explain=False,
+                count_min_gpus=False,
+            )  # fmt: skip
+            hit = self._cache[key] = (workload.sharding, est)
+        return hit
+
+    def explained(self, gpu: GPUSpec, gpu_count: int, topology: Topology) -> Estimate:
+        """The same estimate with its working (notes), for a plan that is returned."""
+        workload = self._sharded(gpu, gpu_count)
+        return estimate(workload, gpu=gpu, gpu_count=gpu_count, topology=topology)
+
+
+def _intra_node_class(offer: Offer, gpus_per_node: int) -> str:
+    """The estimator's view of the links inside one node."""
+    if gpus_per_node <= 1:
+        return "none"
+    kind = offer.intra_kind
+    if kind in ("nvswitch", "infinity_fabric"):
+        return "nvswitch"
+    if kind in ("nvlink", "hccs"):
+        # A bridge joins pairs only; across more than two GPUs traffic still crosses PCIe.
+        if offer.intra_slug == "nvlink-bridge" and gpus_per_node > 2:
+            return "pcie"
+        return "nvlink"
+    return "pcie"
+
+
+def _device(offer: Offer) -> GPUSpec:
+    """The GPU one process sees: a fraction of a shared GPU has a fraction of its memory and speed."""
+    if offer.gpu_count >= 1:
+        return offer.gpu
+    share = offer.gpu_count
+
+    def scaled(value: float | None) -> float | None:
+        return None if value is None else value * share
+
+    return replace(
+        offer.gpu,
+        memory_gib=offer.gpu.memory_gib * share,
+        memory_bandwidth_gb_s=offer.gpu.memory_bandwidth_gb_s * share,
+        fp32_tflops=scaled(offer.gpu.fp32_tflops),
+        tf32_tflops=scaled(offer.gpu.tf32_tflops),
+        bf16_tflops=scaled(offer.gpu.bf16_tflops),
+        fp16_tflops=scaled(offer.gpu.fp16_tflops),
+        fp8_tflops=scaled(offer.gpu.fp8_tflops),
+        int8_tops=scaled(offer.gpu.int8_tops),
+    )
+
+
+class _Profile:
+    """Everything about an offer that does not depend on its price or pricing model: the device,
+    the topology and, node count by node count, the estimate and whether it fits.
+
+    Offers of the same instance type in every region and pricing model share one profile, so
+    the estimator runs once per profile and node count. Steps are computed as they are asked for,
+    in two stages: a shape (node count and memory fit, cheap) and then the step (with the time
+    model), so a walk can look past node counts it need not estimate.
+    """
+
+    def __init__(
+        self, offer: Offer, workload: Workload, c: Constraints, cache: _EstimateCache, max_gpus: int
+    ) -> None:
+        self.gpus_per_node = max(1, int(offer.gpu_count))
+        self.device = _device(offer)
+        self.capacity = self.device.memory_gib
+        self.intra = _intra_node_class(offer, self.gpus_per_node)
+        self.offer = offer
+        self.workload = workload
+        self.c = c
+        self.cache = cache
+        self.max_gpus = max_gpus
+        self.shapes: list[ShapeStep] = []
+        self.steps: list[Step] = []
+        self._nodes = iter(NODE_COUNTS)
+        self._done = False
+        self._steps_done = False
+        self.routes: dict[tuple[str, bool], _Route] = {}
+
+    def shape(self, index: int) -> ShapeStep | None:
+        """The step at ``index`` as far as memory tells: over the GPU cap, not fitting, or fitting
+        (a Shape, with no estimate yet). None past the last node count."""
+        while len(self.shapes) <= index and not self._done:
+            self._advance()
+        return self.shapes[index] if index < len(self.shapes) else None
+
+    def step(self, index: int) -> Step | None:
+        """The step at ``index`` with its estimate; None past the last one (a step without a
+        throughput figure is the last)."""
+        while len(self.steps) <= index and not self._steps_done:
+            shape = self.shape(len(self.steps))
+            if shape is None:
+                self._steps_done = True
+                break
+            step = self._estimated(shape)
+            self.steps.append(step)
+            self._steps_done = isinstance(step, NoThroughput)
+        return self.steps[index] if index < len(self.steps) else None
+
+    def _estimated(self, shape: ShapeStep) -> Step:
+        if not isinstance(shape, Shape):
+            return shape
+        sharding, est = self.cache.get(self.device, shape.total, shape.topology)
+        workload = self.workload
+        kind: type[Fits] | type[NoThroughput] = Fits
+        if workload.tokens and workload.task != "inference" and est.est_hours is None:
+            kind = NoThroughput
+        return kind(shape.nodes, shape.total, sharding, shape.memory_gib, shape.topology, est)
+
+    def _advance(self) -> None:
+        nodes = next(self._nodes, None)
+        offer, c = self.offer, self.c
+        if nodes is None or (nodes > 1 and (not c.allow_multi_node or offer.gpu_count < 1)):
+            self._done = True
+            return
+        if nodes > 1 and offer.inter_slug is None:
+            # No network between instances is recorded (containers, single-GPU pods): one node only.
+            self._done = True
+            return
+        if nodes > 1 and self.workload.task == "inference" and not offer.inter_rdma:
+            # Tensor-parallel serving across nodes over plain networking is not worth offering.
+            self._done = True
+            return
+        total = self.gpus_per_node * nodes
+        if total > self.max_gpus:
+            self.shapes.append(OverMax(nodes, total))
+            self._done = True
+            return
+        # Inside one node the network between nodes plays no part: machines that differ only
+        # in their NICs share the estimate.
+        one_node = nodes == 1
+        topology = Topology(
+            gpu_count=total,
+            gpus_per_node=self.gpus_per_node,
+            intra_node=self.intra,
+            intra_bandwidth_gb_s=offer.intra_bandwidth_gb_s,
+            inter_node_rdma=offer.inter_rdma and not one_node,
+            inter_node_gbps=None
+            if one_node
+            else offer.network_gbps or (None if offer.inter_rdma else PLAIN_NETWORK_GBPS),
+        )
+        sharding, memory = self.cache.memory(self.device, total)
+        if memory > self.capacity * (1 - FIT_HEADROOM):
+            reason = (
+                "does_not_fit_memory" if nodes == 1 or c.allow_multi_node else "needs_multi_node"
+            )
+            self.shapes.append(NoFit(nodes, total, sharding, memory, reason))
+            return
+        self.shapes.append(Shape(nodes, total, sharding, memory, topology))
