@@ -16,6 +16,9 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 
 install: $(STAMP)
 
+# manage.py, WSGI, ASGI and Celery default to the production settings; `make run` opts in to the
+# local ones (DEBUG on, a development key) unless DJANGO_SETTINGS_MODULE is already set.
+run: export DJANGO_SETTINGS_MODULE ?= config.settings.local
 run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_catalog
@@ -23,7 +26,7 @@ run: install
 	$(BIN)/python manage.py collectstatic --noinput -v0
 	@echo ""
 	@echo "GPU Atlas on http://127.0.0.1:$(PORT)/  (planner: /plan, API: /api/, API docs: /api/docs/, admin: /admin/)"
-	@echo "To use the admin, create an account first: $(BIN)/python manage.py createsuperuser"
+	@echo "To use the admin, create an account first: DJANGO_SETTINGS_MODULE=$(DJANGO_SETTINGS_MODULE) $(BIN)/python manage.py createsuperuser"
 	@echo ""
 	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
@@ -42,11 +45,13 @@ format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+check: export DJANGO_SETTINGS_MODULE ?= config.settings.local
 check: install
 	$(BIN)/python manage.py check
 	$(BIN)/python manage.py makemigrations --check --dry-run
 
 # Regenerate the committed OpenAPI contract (only ever add to it: tests/test_contract.py).
+schema: export DJANGO_SETTINGS_MODULE ?= config.settings.local
 schema: install
 	$(BIN)/python manage.py spectacular --format openapi-json --file docs/openapi.json
 

@@ -73,3 +73,49 @@ def test_tests_run_on_the_configured_database():
         "postgresql" if os.environ.get("DATABASE_URL", "").startswith("postgres") else "sqlite3"
     )
     assert expected in engine
+
+
+def _bare_environment() -> dict[str, str]:
+    drop = (
+        "DJANGO_SETTINGS_MODULE",
+        "DJANGO_SECRET_KEY",
+        "DJANGO_DEBUG",
+        "DATABASE_URL",
+        "REDIS_URL",
+    )
+    return {k: v for k, v in os.environ.items() if k not in drop}
+
+
+def test_entry_points_default_to_production_settings():
+    code = (
+        "import os, importlib, sys; importlib.import_module(sys.argv[1]); "
+        "print(os.environ['DJANGO_SETTINGS_MODULE'])"
+    )
+    for module in ("config.celery_app",):
+        out = subprocess.run(
+            [sys.executable, "-c", code, module],
+            cwd=ROOT, env=_bare_environment(), capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == "config.settings.production", module
+    for module in ("config.wsgi", "config.asgi"):
+        out = subprocess.run(
+            [sys.executable, "-c", code, module],
+            cwd=ROOT, env=_bare_environment(), capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert out.returncode != 0 and "DJANGO_SECRET_KEY must be set" in out.stderr, module
+
+
+def test_manage_py_defaults_to_production_and_local_is_opt_in():
+    bare = _bare_environment()
+    refused = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=ROOT, env=bare, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert refused.returncode != 0 and "config.settings.local" in refused.stderr
+    local = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=ROOT, env={**bare, "DJANGO_SETTINGS_MODULE": "config.settings.local"},
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert local.returncode == 0, local.stderr

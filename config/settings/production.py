@@ -5,7 +5,10 @@ from .base import env
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 if not SECRET_KEY:  # noqa: F405
-    raise RuntimeError("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off.")
+    raise RuntimeError(
+        "DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off. Production settings are the "
+        "default; on a laptop use DJANGO_SETTINGS_MODULE=config.settings.local (as make run does)."
+    )
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)
