@@ -5,11 +5,13 @@ Both are GET forms, so a filtered table or a plan is a URL that can be shared.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from catalog.choices import HOURS_PER_UNIT, Segment, Vendor
 from sizing.api.views import CONSTRAINT_FIELDS, constraints_from
 from sizing.estimator import Workload, WorkloadError, parse_workload
 from sizing.planner import OBJECTIVES, PRICING_MODELS, Constraints
@@ -17,7 +19,14 @@ from sizing.presets import load_presets
 from sizing.workload import CHECKPOINTING, METHODS, OPTIMIZERS, PRECISIONS, SHARDINGS, TASKS
 
 from . import labels
-from .selectors import DEFAULT_PRICE_SORT, PRICE_SORTS, price_filter_options
+from .selectors import (
+    DEFAULT_OFFER_SORT,
+    GPU_SORTS,
+    LEGACY_SORTS,
+    OFFER_SORTS,
+    PRICE_SORTS,
+    price_filter_options,
+)
 
 ANY = ("", _("Any"))
 YES_NO = [("true", _("Yes")), ("false", _("No"))]
@@ -36,16 +45,35 @@ def _number(**attrs: Any) -> forms.NumberInput:
 MAINLAND_CHOICES = [ANY, ("true", _("Only mainland China")), ("false", _("Outside mainland China"))]
 
 
-class PriceBrowseForm(forms.Form):
-    """Filters of the price browser; every field is optional."""
+# Columns of the price table a reader may add (the key columns are always shown).
+OPTIONAL_COLUMNS = [
+    ("memory", _("GPU memory")),
+    ("vcpus", _("vCPUs")),
+    ("ram", _("RAM")),
+    ("network", _("Network")),
+    ("interconnect", _("Interconnect")),
+    ("disk", _("Local disk")),
+    ("listed", _("Price as listed")),
+]
 
-    gpu = forms.ChoiceField(label=_("GPU"), required=False)
-    provider = forms.ChoiceField(label=_("Provider"), required=False)
-    region = forms.ChoiceField(label=_("Region"), required=False)
-    pricing_model = forms.ChoiceField(
-        label=_("Pricing model"),
+
+class PriceBrowseForm(forms.Form):
+    """Filters of the price browser; every field is optional, lists take several values."""
+
+    gpu = forms.MultipleChoiceField(
+        label=_("GPUs"), required=False, widget=forms.CheckboxSelectMultiple
+    )
+    provider = forms.MultipleChoiceField(
+        label=_("Providers"), required=False, widget=forms.CheckboxSelectMultiple
+    )
+    region = forms.MultipleChoiceField(
+        label=_("Regions"), required=False, widget=forms.CheckboxSelectMultiple
+    )
+    pricing_model = forms.MultipleChoiceField(
+        label=_("Pricing models"),
         required=False,
-        choices=_choices(PRICING_MODELS, labels.PRICING_MODELS, blank=ANY),
+        choices=_choices(PRICING_MODELS, labels.PRICING_MODELS),
+        widget=forms.CheckboxSelectMultiple,
     )
     min_gpu_memory_gib = forms.FloatField(
         label=_("GPU memory at least (GiB)"),
@@ -56,7 +84,12 @@ class PriceBrowseForm(forms.Form):
     per = forms.ChoiceField(
         label=_("Price per"),
         required=False,
-        choices=[("gpu", _("GPU-hour")), ("instance", _("instance-hour"))],
+        choices=[("gpu", _("GPU")), ("instance", _("instance"))],
+    )
+    period = forms.ChoiceField(
+        label=_("Price for"),
+        required=False,
+        choices=[("hour", _("an hour")), ("month", _("a month (730 h)"))],
     )
     min_price = forms.DecimalField(
         label=_("Price from (USD)"),
@@ -80,19 +113,33 @@ class PriceBrowseForm(forms.Form):
         required=False,
         choices=[ANY, ("fresh", _("Fresh only")), ("stale", _("Stale only"))],
     )
+    col = forms.MultipleChoiceField(
+        label=_("More columns"),
+        required=False,
+        choices=OPTIONAL_COLUMNS,
+        widget=forms.CheckboxSelectMultiple,
+    )
     sort = forms.CharField(required=False, widget=forms.HiddenInput)
+
+    # Fields drawn as a drop-down list of checkboxes, and the ones the price unit applies to.
+    MULTI_FIELDS = ("gpu", "provider", "region", "pricing_model")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         options = price_filter_options()
-        self.fields["gpu"].choices = [ANY, *options["gpus"]]
-        self.fields["provider"].choices = [ANY, *options["providers"]]
-        self.fields["region"].choices = [ANY, *options["regions"]]
+        self.fields["gpu"].choices = options["gpus"]
+        self.fields["provider"].choices = options["providers"]
+        self.fields["region"].choices = options["regions"]
 
     def clean_sort(self) -> str:
-        """A known sort key (``-`` for descending); anything else falls back to the default."""
+        """A known sort key (``-`` for descending); older keys map to their new column, anything
+        else falls back to the default."""
         sort = self.cleaned_data.get("sort") or ""
-        return sort if sort.lstrip("-") in PRICE_SORTS else ""
+        descending, key = sort.startswith("-"), sort.lstrip("-")
+        key = LEGACY_SORTS.get(key, key)
+        if key not in OFFER_SORTS:
+            return ""
+        return f"-{key}" if descending else key
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -106,29 +153,80 @@ class PriceBrowseForm(forms.Form):
         return (self.cleaned_data.get("per") or "gpu") == "gpu"
 
     @property
+    def per_month(self) -> bool:
+        return self.cleaned_data.get("period") == "month"
+
+    @property
     def sort_key(self) -> str:
-        """The sort in force: the chosen one, else the price column of the chosen unit."""
-        return self.cleaned_data.get("sort") or (
-            DEFAULT_PRICE_SORT if self.per_gpu else "usd_per_hour"
-        )
+        """The sort in force: the chosen one, else the on-demand price."""
+        return self.cleaned_data.get("sort") or DEFAULT_OFFER_SORT
+
+    @property
+    def columns(self) -> list[str]:
+        """The optional columns asked for."""
+        return list(self.cleaned_data.get("col") or [])
 
     def filter_data(self) -> dict[str, str]:
-        """The cleaned filters under PriceFilterSet's parameter names."""
+        """The cleaned filters under PriceFilterSet's parameter names (lists comma-separated).
+
+        The price range is in the unit shown (per GPU or instance, per hour or month).
+        """
         data = self.cleaned_data
         out: dict[str, str] = {}
-        for name in ("gpu", "provider", "region", "pricing_model", "mainland_china"):
+        for name in self.MULTI_FIELDS:
             if data.get(name):
-                out[name] = data[name]
+                out[name] = ",".join(data[name])
+        if data.get("mainland_china"):
+            out["mainland_china"] = data["mainland_china"]
         if data.get("min_gpu_memory_gib") is not None:
             out["min_gpu_memory_gib"] = str(data["min_gpu_memory_gib"])
         column = "usd_per_gpu_hour" if self.per_gpu else "usd_per_hour"
+        hours = Decimal(HOURS_PER_UNIT["month"]) if self.per_month else Decimal(1)
         if data.get("min_price") is not None:
-            out[f"min_{column}"] = str(data["min_price"])
+            out[f"min_{column}"] = str(data["min_price"] / hours)
         if data.get("max_price") is not None:
-            out[f"max_{column}"] = str(data["max_price"])
+            out[f"max_{column}"] = str(data["max_price"] / hours)
         if data.get("freshness"):
             out["stale"] = "true" if data["freshness"] == "stale" else "false"
         return out
+
+    @property
+    def price_sort_key(self) -> str:
+        """The sort for the one-row-per-price CSV: the same column, the unit's price for the
+        pricing-model columns."""
+        sort = self.sort_key
+        descending, key = sort.startswith("-"), sort.lstrip("-")
+        if key not in PRICE_SORTS:
+            key = "usd_per_gpu_hour" if self.per_gpu else "usd_per_hour"
+        return f"-{key}" if descending else key
+
+
+class GPUListForm(forms.Form):
+    """Filters and sort of /gpus; every field is optional."""
+
+    q = forms.CharField(label=_("Name contains"), required=False, max_length=64)
+    vendor = forms.MultipleChoiceField(
+        label=_("Vendor"),
+        required=False,
+        choices=Vendor.choices,
+        widget=forms.CheckboxSelectMultiple,
+    )
+    segment = forms.MultipleChoiceField(
+        label=_("Segment"),
+        required=False,
+        choices=_choices(tuple(Segment.values), labels.SEGMENTS),
+        widget=forms.CheckboxSelectMultiple,
+    )
+    min_memory_gib = forms.FloatField(
+        label=_("Memory at least (GiB)"), required=False, min_value=0, widget=_number(min="0")
+    )
+    has_fp8 = forms.BooleanField(label=_("FP8 only"), required=False)
+    rented = forms.BooleanField(label=_("Rented somewhere"), required=False)
+    sort = forms.CharField(required=False, widget=forms.HiddenInput)
+
+    def clean_sort(self) -> str:
+        sort = self.cleaned_data.get("sort") or ""
+        return sort if sort.lstrip("-") in GPU_SORTS else ""
 
 
 # --- Plan -----------------------------------------------------------------------------------

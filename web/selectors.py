@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -19,6 +20,7 @@ from django.db.models import (
 )
 
 from catalog import selectors as catalog_selectors
+from catalog.choices import HOURS_PER_UNIT
 from catalog.filtersets import PriceFilterSet
 from catalog.models import GPU, InstanceType, Price, PriceHistory, Provider, Region, ScrapeRun
 from catalog.querysets import stale_cutoff
@@ -57,6 +59,138 @@ def price_browse(*, filters: dict[str, Any], sort: str = DEFAULT_PRICE_SORT) -> 
     return queryset.order_by(order, "pk")
 
 
+# --- Offers: one row per instance type and region, its pricing models side by side ----------
+
+# Commitment terms shown together in the "Reserved" column (the cheapest of them).
+COMMITMENT_MODELS = ("monthly", "yearly", "reserved_1y", "reserved_3y")
+# Sort keys of the offer table (what ``?sort=`` says); the price keys sort by the unit shown.
+OFFER_SORTS = (
+    "provider",
+    "region",
+    "instance",
+    "gpu",
+    "gpus",
+    "memory",
+    "on_demand",
+    "spot",
+    "reserved",
+    "observed",
+    "vcpus",
+    "ram",
+    "network",
+)
+DEFAULT_OFFER_SORT = "on_demand"
+# Sort keys of the older one-row-per-price table, still accepted in shared links.
+LEGACY_SORTS = {
+    "usd_per_hour": "on_demand",
+    "usd_per_gpu_hour": "on_demand",
+    "pricing": "on_demand",
+}
+
+
+@dataclass
+class OfferRow:
+    """One instance type in one region, with its current price per pricing model."""
+
+    instance: InstanceType
+    region: Region
+    prices: dict[str, Price] = field(default_factory=dict)
+
+    @property
+    def on_demand(self) -> Price | None:
+        return self.prices.get("on_demand")
+
+    @property
+    def spot(self) -> Price | None:
+        return self.prices.get("spot")
+
+    @property
+    def reserved(self) -> Price | None:
+        """The cheapest commitment term (monthly, yearly, 1 or 3 years reserved)."""
+        terms = [self.prices[m] for m in COMMITMENT_MODELS if m in self.prices]
+        return min(terms, key=lambda p: p.usd_per_hour) if terms else None
+
+    @property
+    def oldest_observed_at(self) -> datetime:
+        return min(p.observed_at for p in self.prices.values())
+
+    @property
+    def newest_observed_at(self) -> datetime:
+        return max(p.observed_at for p in self.prices.values())
+
+    @property
+    def any_stale(self) -> bool:
+        return any(getattr(p, "is_stale", False) for p in self.prices.values())
+
+    @property
+    def all_stale(self) -> bool:
+        """Every price of the row is stale (the row's badge says it; the cells need not)."""
+        return all(getattr(p, "is_stale", False) for p in self.prices.values())
+
+
+def native_per_hour(price: Price) -> float:
+    """The listed amount per instance-hour, in the provider's own currency."""
+    return float(price.amount) / HOURS_PER_UNIT[price.unit]
+
+
+def _offer_sort_value(row: OfferRow, key: str, per_gpu: bool) -> Any:
+    instance = row.instance
+    if key in ("on_demand", "spot", "reserved"):
+        price = getattr(row, key)
+        if price is None:
+            return None
+        return float(price.usd_per_gpu_hour if per_gpu else price.usd_per_hour)
+    return {
+        "provider": lambda: instance.provider.name.lower(),
+        "region": lambda: row.region.code,
+        "instance": lambda: instance.name.lower(),
+        "gpu": lambda: instance.gpu.name.lower(),
+        "gpus": lambda: float(instance.gpu_count),
+        "memory": lambda: instance.gpu.memory_gib,
+        "observed": lambda: row.oldest_observed_at,
+        "vcpus": lambda: instance.vcpus,
+        "ram": lambda: instance.ram_gib,
+        "network": lambda: instance.network_gbps,
+    }[key]()
+
+
+def offer_rows(
+    *, filters: dict[str, Any], sort: str = DEFAULT_OFFER_SORT, per_gpu: bool = True
+) -> list[OfferRow]:
+    """Offers (instance type, region) with any current price passing ``filters``, each with all
+    its current prices, sorted by an OFFER_SORTS key (``-`` descending, missing values last).
+
+    ``filters`` uses PriceFilterSet's parameter names, already validated.
+    """
+    matching = PriceFilterSet(data=filters, queryset=catalog_selectors.price_list()).qs
+    keys = set(matching.values_list("instance_type_id", "region_id"))
+    rows: dict[tuple[int, int], OfferRow] = {}
+    if keys:
+        prices = (
+            catalog_selectors.price_list()
+            .annotate(is_stale=_stale_flag())
+            .filter(instance_type_id__in={k[0] for k in keys}, region_id__in={k[1] for k in keys})
+            .order_by("pk")
+        )
+        for price in prices:
+            key = (price.instance_type_id, price.region_id)
+            if key not in keys:
+                continue
+            row = rows.setdefault(key, OfferRow(price.instance_type, price.region))
+            row.prices[price.pricing_model] = price
+    descending = sort.startswith("-")
+    key = sort.lstrip("-")
+    key = key if key in OFFER_SORTS else DEFAULT_OFFER_SORT
+    ordered = sorted(
+        rows.values(),
+        key=lambda r: (r.instance.provider.name, r.instance.name, r.region.code),
+    )
+    present = [r for r in ordered if _offer_sort_value(r, key, per_gpu) is not None]
+    missing = [r for r in ordered if _offer_sort_value(r, key, per_gpu) is None]
+    present.sort(key=lambda r: _offer_sort_value(r, key, per_gpu), reverse=descending)
+    return present + missing
+
+
 def price_filter_options() -> dict[str, Any]:
     """Choices for the price browser's selects: GPUs, providers, regions grouped by provider."""
     regions: dict[str, list[tuple[str, str]]] = defaultdict(list)
@@ -69,10 +203,28 @@ def price_filter_options() -> dict[str, Any]:
     }
 
 
-def gpu_index() -> QuerySet[GPU]:
-    """GPUs with how many active instance types carry them and their cheapest current prices."""
+# Sort keys of /gpus and the columns they order by.
+GPU_SORTS: dict[str, str] = {
+    "name": "name",
+    "architecture": "architecture",
+    "memory": "memory_gib",
+    "bandwidth": "memory_bandwidth_gb_s",
+    "bf16": "bf16_tflops",
+    "fp8": "fp8_tflops",
+    "segment": "segment",
+    "instances": "instance_count",
+    "on_demand": "min_on_demand",
+    "spot": "min_spot",
+}
+
+
+def gpu_index(*, filters: dict[str, Any] | None = None, sort: str = "") -> QuerySet[GPU]:
+    """GPUs with how many active instance types carry them and their cheapest current prices,
+    filtered (``q``, ``vendor``, ``segment``, ``min_memory_gib``, ``has_fp8``, ``rented``) and
+    sorted by a GPU_SORTS key (``-`` descending; default vendor, then memory, largest first)."""
+    filters = filters or {}
     current = Q(instance_types__prices__gone_at__isnull=True, instance_types__is_active=True)
-    return GPU.objects.annotate(
+    queryset = GPU.objects.annotate(
         instance_count=Count(
             "instance_types", filter=Q(instance_types__is_active=True), distinct=True
         ),
@@ -84,7 +236,30 @@ def gpu_index() -> QuerySet[GPU]:
             "instance_types__prices__usd_per_gpu_hour",
             filter=current & Q(instance_types__prices__pricing_model="spot"),
         ),
-    ).order_by("vendor", "-memory_gib", "name")
+    )
+    if filters.get("q"):
+        matching = GPU.objects.filter(
+            Q(name__icontains=filters["q"])
+            | Q(slug__icontains=filters["q"])
+            | Q(aliases__name__icontains=filters["q"])
+        ).values("pk")
+        queryset = queryset.filter(pk__in=matching)
+    if filters.get("vendor"):
+        queryset = queryset.filter(vendor__in=filters["vendor"])
+    if filters.get("segment"):
+        queryset = queryset.filter(segment__in=filters["segment"])
+    if filters.get("min_memory_gib") is not None:
+        queryset = queryset.filter(memory_gib__gte=filters["min_memory_gib"])
+    if filters.get("has_fp8"):
+        queryset = queryset.filter(fp8_tflops__isnull=False)
+    if filters.get("rented"):
+        queryset = queryset.filter(instance_count__gt=0)
+    key = sort.lstrip("-")
+    if key not in GPU_SORTS:
+        return queryset.order_by("vendor", "-memory_gib", "name")
+    column = F(GPU_SORTS[key])
+    order = column.desc(nulls_last=True) if sort.startswith("-") else column.asc(nulls_last=True)
+    return queryset.order_by(order, "name")
 
 
 def gpu_get(*, slug: str) -> GPU | None:
@@ -211,3 +386,39 @@ def gpu_names() -> dict[str, tuple[str, float]]:
         slug: (name, memory)
         for slug, name, memory in GPU.objects.values_list("slug", "name", "memory_gib")
     }
+
+
+def instance_get(*, provider: str, name: str) -> InstanceType | None:
+    """One instance type by provider slug and name, with its GPU and interconnects, or None."""
+    return (
+        InstanceType.objects.with_related()
+        .filter(provider__slug=provider, name=name)
+        .prefetch_related("gpu__aliases")
+        .first()
+    )
+
+
+def instance_offer_rows(*, instance: InstanceType) -> list[OfferRow]:
+    """The instance type's current prices, one row per region, its pricing models side by side."""
+    return offer_rows(
+        filters={"provider": instance.provider.slug, "instance_type": instance.name},
+        sort="region",
+    )
+
+
+def offer_rows_for(*, keys: list[tuple[str, str]]) -> dict[tuple[str, str], list[OfferRow]]:
+    """For each (provider slug, instance name), its offers (regions) by on-demand price."""
+    out: dict[tuple[str, str], list[OfferRow]] = {key: [] for key in keys}
+    if not keys:
+        return out
+    rows = offer_rows(
+        filters={
+            "provider": ",".join(sorted({p for p, _ in keys})),
+            "instance_type": ",".join(sorted({n for _, n in keys})),
+        }
+    )
+    for row in rows:
+        key = (row.instance.provider.slug, row.instance.name)
+        if key in out:
+            out[key].append(row)
+    return out

@@ -1,4 +1,4 @@
-"""Pages for people: / (prices), /plan, /gpus, /providers; /i18n/setlang/ switches language."""
+"""Pages for people: / (prices), /plan, /gpus, /providers, /instances, /compare; /i18n/setlang/ switches language."""
 
 from django.urls import include, path
 
@@ -10,6 +10,8 @@ urlpatterns = [
     path("", views.price_list, name="prices"),
     path("prices.csv", views.price_csv, name="prices-csv"),
     path("plan", views.plan, name="plan"),
+    path("compare", views.compare, name="compare"),
+    path("instances/<str:provider>/<path:name>", views.instance_detail, name="instance"),
     path("gpus", views.gpu_list, name="gpus"),
     path("gpus/<str:slug>", views.gpu_detail, name="gpu"),
     path("providers", views.provider_list, name="providers"),

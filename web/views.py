@@ -7,10 +7,17 @@ Everything renders on the server; no page needs JavaScript or anything outside t
 from __future__ import annotations
 
 import csv
+from dataclasses import dataclass
 from typing import Any
 
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    QueryDict,
+    StreamingHttpResponse,
+)
 from django.shortcuts import render
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -19,7 +26,7 @@ from django.views.decorators.http import require_safe
 from sizing import selectors as sizing_selectors
 
 from . import charts, labels, selectors
-from .forms import PLAN_INITIAL, PlanForm, PriceBrowseForm
+from .forms import PLAN_INITIAL, GPUListForm, PlanForm, PriceBrowseForm
 
 PAGE_SIZE = 100
 # The planner ranks this many candidates for the scatter; the table shows the first PLAN_ROWS.
@@ -30,52 +37,113 @@ PLAN_ROWS = 20
 # --- Price browser --------------------------------------------------------------------------
 
 
-def _price_columns(sort: str) -> list[dict[str, Any]]:
-    """Header cells of the price table: label, the sort their link asks for, aria-sort."""
+@dataclass(frozen=True)
+class PriceBasis:
+    """How prices are shown: per GPU or per instance, per hour or per month (730 h)."""
+
+    per_gpu: bool = True
+    per_month: bool = False
+
+    @property
+    def title(self) -> str:
+        if self.per_gpu:
+            return _("USD per GPU-month") if self.per_month else _("USD per GPU-hour")
+        return _("USD per instance-month") if self.per_month else _("USD per instance-hour")
+
+
+def _column(key: str | None, title: str, sort: str, *, css: str = "") -> dict[str, Any]:
+    """A header cell: label, the sort its link asks for, aria-sort, CSS class."""
+    current = key is not None and sort.lstrip("-") == key
+    descending = sort.startswith("-")
+    return {
+        "key": key,
+        "title": title,
+        "css": css,
+        "next_sort": (key if descending else f"-{key}") if current else key,
+        "aria_sort": ("descending" if descending else "ascending") if current else None,
+    }
+
+
+def _offer_columns(sort: str, extra: list[str]) -> list[dict[str, Any]]:
+    """The offer table's columns: the key ones always, then the optional ones asked for."""
     columns = [
-        ("provider", _("Provider")),
-        ("region", _("Region")),
-        ("instance", _("Instance type")),
-        ("gpu", _("GPU")),
-        ("gpus", _("GPUs")),
-        ("memory", _("GPU memory")),
-        ("pricing", _("Pricing")),
-        (None, _("Price as listed")),
-        ("usd_per_hour", _("USD per hour")),
-        ("usd_per_gpu_hour", _("USD per GPU-hour")),
-        ("observed", _("Observed")),
+        _column("provider", _("Provider"), sort),
+        _column("instance", _("Instance type"), sort),
+        _column("region", _("Region"), sort),
+        _column("gpu", _("GPUs"), sort, css="gpu-col"),
+        _column("on_demand", labels.label(labels.PRICING_MODELS, "on_demand"), sort, css="num"),
+        _column("spot", _("Spot"), sort, css="num"),
+        _column("reserved", _("Reserved"), sort, css="num"),
+        _column("observed", _("Observed (oldest in row)"), sort),
     ]
-    out = []
-    for key, title in columns:
-        current = key is not None and sort.lstrip("-") == key
-        descending = sort.startswith("-")
-        out.append(
-            {
-                "key": key,
-                "title": title,
-                "next_sort": (key if descending else f"-{key}") if current else key,
-                "aria_sort": ("descending" if descending else "ascending") if current else None,
-            }
-        )
-    return out
+    optional = {
+        "memory": _column("memory", _("GPU memory"), sort, css="num"),
+        "vcpus": _column("vcpus", _("vCPUs"), sort, css="num"),
+        "ram": _column("ram", _("RAM"), sort, css="num"),
+        "network": _column("network", _("Network"), sort, css="num"),
+        "interconnect": _column(None, _("Interconnect"), sort),
+        "disk": _column(None, _("Local disk"), sort, css="num"),
+        "listed": _column(None, _("Price as listed"), sort),
+    }
+    return columns + [optional[key] for key in extra if key in optional]
+
+
+def _multi_summary(form: PriceBrowseForm, name: str) -> str:
+    """What a multi-select filter holds, in a few words: "Any", or the first names and a count."""
+    chosen = [str(v) for v in (form[name].value() or [])]
+    if not chosen:
+        return _("Any")
+    names: dict[str, str] = {}
+    for value, label in form.fields[name].choices:
+        if isinstance(label, (list, tuple)):
+            names.update({str(v): str(lbl) for v, lbl in label})
+        else:
+            names[str(value)] = str(label)
+    shown = [names.get(v, v) for v in chosen[:2]]
+    more = len(chosen) - len(shown)
+    return ", ".join(shown) + (f" +{more}" if more else "")
+
+
+# Optional columns that can be sorted by.
+OPTIONAL_SORTED = ("memory", "vcpus", "ram", "network")
 
 
 @require_safe
 def price_list(request: HttpRequest) -> HttpResponse:
-    """/ : every current price, filtered, sorted and paginated, with each price's freshness."""
+    """/ : every current offer (instance type and region), its pricing models side by side,
+    filtered, sorted and paginated, with each price's freshness."""
     form = PriceBrowseForm(request.GET)
     if form.is_valid():
-        prices = selectors.price_browse(filters=form.filter_data(), sort=form.sort_key)
-        sort, per_gpu, status = form.sort_key, form.per_gpu, 200
+        sort, extra = form.sort_key, form.columns
+        if sort.lstrip("-") in OPTIONAL_SORTED and sort.lstrip("-") not in extra:
+            extra = [sort.lstrip("-"), *extra]  # the column sorted by is always shown
+        basis = PriceBasis(per_gpu=form.per_gpu, per_month=form.per_month)
+        rows = selectors.offer_rows(filters=form.filter_data(), sort=sort, per_gpu=form.per_gpu)
+        status = 200
     else:
-        prices = selectors.price_browse(filters={}).none()
-        sort, per_gpu, status = selectors.DEFAULT_PRICE_SORT, True, 400
-    page = Paginator(prices, PAGE_SIZE).get_page(request.GET.get("page"))
+        sort, extra, basis, rows, status = selectors.DEFAULT_OFFER_SORT, [], PriceBasis(), [], 400
+    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "form": form,
         "page": page,
-        "columns": _price_columns(sort),
-        "per_gpu": per_gpu,
+        "columns": _offer_columns(sort, extra),
+        "extra": extra,
+        "more_filters_open": any(
+            request.GET.get(name)
+            for name in (
+                "min_gpu_memory_gib",
+                "mainland_china",
+                "freshness",
+                "min_price",
+                "max_price",
+            )
+        )
+        or any(form[name].errors for name in ("min_gpu_memory_gib", "min_price", "max_price")),
+        "multi_fields": [(form[name], _multi_summary(form, name)) for name in form.MULTI_FIELDS],
+        "basis": basis,
+        "sort_title": next((c["title"] for c in _offer_columns(sort, extra) if c["aria_sort"]), ""),
+        "observed_from": min((r.oldest_observed_at for r in rows), default=None),
+        "observed_to": max((r.newest_observed_at for r in rows), default=None),
         "stale_after_days": selectors.stale_days(),
     }
     return render(request, "web/prices.html", context, status=status)
@@ -114,7 +182,7 @@ def price_csv(request: HttpRequest) -> HttpResponse:
     form = PriceBrowseForm(request.GET)
     if not form.is_valid():
         return HttpResponse(form.errors.as_text(), status=400, content_type="text/plain")
-    prices = selectors.price_browse(filters=form.filter_data(), sort=form.sort_key)
+    prices = selectors.price_browse(filters=form.filter_data(), sort=form.price_sort_key)
     writer = csv.writer(_Echo())
 
     def rows():
@@ -145,6 +213,101 @@ def price_csv(request: HttpRequest) -> HttpResponse:
     response = StreamingHttpResponse(rows(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="gpu-atlas-prices.csv"'
     return response
+
+
+# --- Instance types and compare ------------------------------------------------------------
+
+
+@require_safe
+def instance_detail(request: HttpRequest, provider: str, name: str) -> HttpResponse:
+    """/instances/<provider>/<name> : the machine's host specs and its prices in every region."""
+    instance = selectors.instance_get(provider=provider, name=name)
+    if instance is None:
+        raise Http404(
+            _("No instance type %(name)s at %(provider)s.") % {"name": name, "provider": provider}
+        )
+    rows = selectors.instance_offer_rows(instance=instance)
+    context = {
+        "instance": instance,
+        "rows": rows,
+        "basis": PriceBasis(per_gpu=request.GET.get("per") != "instance"),
+        "stale_after_days": selectors.stale_days(),
+    }
+    return render(request, "web/instance_detail.html", context)
+
+
+# Most offers one compare page weighs (a wider table stops being a comparison).
+COMPARE_MAX = 8
+
+
+def _compare_targets(values: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
+    """(provider, instance name) pairs from ``provider/name`` values, and the errors found."""
+    keys: list[tuple[str, str]] = []
+    errors: list[str] = []
+    for value in values:
+        provider, _sep, name = value.partition("/")
+        if not name or selectors.instance_get(provider=provider, name=name) is None:
+            errors.append(_("No instance type %(value)s.") % {"value": value})
+        elif (provider, name) not in keys:
+            keys.append((provider, name))
+    if len(keys) > COMPARE_MAX:
+        errors.append(_("Compare at most %(count)s instance types.") % {"count": COMPARE_MAX})
+    return keys, errors
+
+
+@require_safe
+def compare(request: HttpRequest) -> HttpResponse:
+    """/compare?offer=<provider>/<name>&... : instance types side by side, with the planner's
+    best plan for one workload on each (the service behind /api/compare)."""
+    keys, errors = _compare_targets(request.GET.getlist("offer"))
+    bound = any(name in request.GET for name in PlanForm.base_fields)
+    data = request.GET if bound else QueryDict(mutable=True)
+    if not bound:
+        for name, value in PLAN_INITIAL.items():
+            data.setlist(name, value if isinstance(value, list) else [value])
+    form = PlanForm(data)
+    answer = None
+    if keys and not errors and form.is_valid():
+        targets = [{"provider": p, "instance_type": n} for p, n in keys]
+        answer = sizing_selectors.compare(form.workload, targets, form.constraints())
+    offers = selectors.offer_rows_for(keys=keys)
+    columns = []
+    for index, key in enumerate(keys):
+        rows = offers.get(key, [])
+        instance = (
+            rows[0].instance if rows else selectors.instance_get(provider=key[0], name=key[1])
+        )
+        plan_row = answer["rows"][index] if answer else None
+        if plan_row and plan_row.get("fits"):
+            plan_row["pricing_label"] = labels.label(
+                labels.PRICING_MODELS, plan_row["pricing_model"]
+            )
+        columns.append(
+            {
+                "key": f"{key[0]}/{key[1]}",
+                "instance": instance,
+                "rows": rows,
+                "best": min(
+                    (r for r in rows if r.on_demand),
+                    key=lambda r: r.on_demand.usd_per_hour,
+                    default=None,
+                ),
+                "cheapest_spot": min(
+                    (r for r in rows if r.spot), key=lambda r: r.spot.usd_per_hour, default=None
+                ),
+                "plan": plan_row,
+            }
+        )
+    context = {
+        "form": form,
+        "columns": columns,
+        "errors": errors,
+        "answer": answer,
+        "basis": PriceBasis(),
+        "compare_max": COMPARE_MAX,
+    }
+    status = 400 if errors or (bound and form.errors) else 200
+    return render(request, "web/compare.html", context, status=status)
 
 
 # --- Plan -----------------------------------------------------------------------------------
@@ -260,8 +423,28 @@ def plan(request: HttpRequest) -> HttpResponse:
 
 @require_safe
 def gpu_list(request: HttpRequest) -> HttpResponse:
-    """/gpus : every GPU with memory, throughput and the cheapest current prices."""
-    return render(request, "web/gpu_list.html", {"gpus": selectors.gpu_index()})
+    """/gpus : every GPU with memory, throughput and the cheapest current prices, filtered and
+    sorted from the query string."""
+    form = GPUListForm(request.GET)
+    if form.is_valid():
+        sort = form.cleaned_data["sort"]
+        gpus, status = selectors.gpu_index(filters=form.cleaned_data, sort=sort), 200
+    else:
+        sort, gpus, status = "", selectors.gpu_index().none(), 400
+    columns = [
+        _column("name", _("GPU"), sort),
+        _column("architecture", _("Architecture"), sort),
+        _column("memory", _("Memory"), sort, css="num"),
+        _column("bandwidth", _("Memory bandwidth"), sort, css="num"),
+        _column("bf16", _("BF16 (dense)"), sort, css="num"),
+        _column("fp8", _("FP8 (dense)"), sort, css="num"),
+        _column("segment", _("Segment"), sort),
+        _column("instances", _("Instance types"), sort, css="num"),
+        _column("on_demand", _("From, on demand"), sort, css="num"),
+        _column("spot", _("From, spot"), sort, css="num"),
+    ]
+    context = {"gpus": gpus, "form": form, "columns": columns, "filtered": bool(request.GET)}
+    return render(request, "web/gpu_list.html", context, status=status)
 
 
 def _gpu_specs(gpu) -> list[tuple[str, Any, str]]:

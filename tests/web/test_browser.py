@@ -150,27 +150,109 @@ def test_plan_form_renders_table_and_charts(browser, live_server):
     context.close()
 
 
-def test_price_browser_sorts_and_filters_in_the_browser(browser, live_server):
+# Columns a reader must always see in the price table: what it is, its prices and their age.
+KEY_COLUMNS = ("Provider", "Instance type", "On demand", "Spot", "Observed")
+
+LAYOUT_JS = """(names) => {
+  const view = document.documentElement.clientWidth;
+  const out = {pageWidth: document.documentElement.scrollWidth, outside: []};
+  const heads = [...document.querySelectorAll('table.prices thead th')];
+  if (heads.length && getComputedStyle(document.querySelector('table.prices thead')).display !== 'none') {
+    const box = document.querySelector('table.prices').closest('.table-wrap').getBoundingClientRect();
+    for (const name of names) {
+      const th = heads.find(h => h.innerText.trim().startsWith(name));
+      const r = th.getBoundingClientRect();
+      if (r.left < box.left - 1 || r.right > Math.min(box.right, view) + 1) out.outside.push(name);
+    }
+  } else {
+    // Cards: each card shows every key cell inside the screen.
+    const card = document.querySelector('table.prices tbody tr');
+    for (const cell of card.querySelectorAll('td[data-label]')) {
+      const r = cell.getBoundingClientRect();
+      if (r.width === 0 || r.left < 0 || r.right > view + 1) out.outside.push(cell.dataset.label);
+    }
+  }
+  return out;
+}"""
+
+
+def test_price_browser_fits_sorts_filters_and_compares(browser, live_server):
     OUTPUT.mkdir(exist_ok=True)
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
     page.set_default_timeout(30_000)
     seen = _watch(page, live_server.url)
     page.goto(f"{live_server.url}/")
-    page.select_option("#id_gpu", "h100-sxm")
+    # Several GPUs in one filter, from the drop-down of checkboxes.
+    page.click("#id_gpu-label + details summary")
+    page.check("input[name=gpu][value=h100-sxm]")
+    page.check("input[name=gpu][value=a100-sxm4-80gb]")
+    with page.expect_navigation():  # closing the drop-down applies it
+        page.keyboard.press("Escape")
+    assert "gpu=h100-sxm" in page.url and "gpu=a100-sxm4-80gb" in page.url
+    caption = page.locator("table.prices caption").inner_text()
+    assert "Current prices, observed between" in caption and "sorted by On demand" in caption
     with page.expect_navigation():
-        page.click("form.filters button[type=submit]")
-    assert "gpu=h100-sxm" in page.url
-    with page.expect_navigation():
-        page.get_by_role("link", name="USD per hour", exact=True).click()
-    assert "sort=usd_per_hour" in page.url and "gpu=h100-sxm" in page.url
+        page.get_by_role("link", name="Spot", exact=True).click()
+    assert "sort=spot" in page.url and "gpu=h100-sxm" in page.url
     assert page.locator("th[aria-sort]").get_attribute("aria-sort") == "ascending"
-    cells = page.locator("table.prices tbody tr td:nth-child(9)").all_inner_texts()
-    values = [float(cell.replace("$", "").replace(",", "")) for cell in cells]
+    spot = page.locator("table.prices tbody td.sorted .usd").all_inner_texts()
+    values = [float(cell.replace("$", "").replace(",", "")) for cell in spot]
     assert len(values) > 1 and values == sorted(values)
-    with page.expect_navigation():
-        page.get_by_role("link", name="USD per hour", exact=True).click()
-    assert page.locator("th[aria-sort]").get_attribute("aria-sort") == "descending"
+
+    # At 1366 px the key columns, the sorted one among them, sit inside the table's box; with
+    # every extra column the table scrolls inside its box, whose sideways scrollbar is on screen.
+    layout = page.evaluate(LAYOUT_JS, list(KEY_COLUMNS))
+    assert layout["outside"] == [] and layout["pageWidth"] <= 1366, layout
+    page.goto(f"{live_server.url}/?col=memory&col=vcpus&col=ram&col=network&col=interconnect")
+    layout = page.evaluate(LAYOUT_JS, list(KEY_COLUMNS))
+    assert layout["outside"] == [] and layout["pageWidth"] <= 1366, layout
+    wrap = page.locator("table.prices").locator("xpath=..")
+    wrap.scroll_into_view_if_needed()
+    page.evaluate("document.querySelector('.table-wrap.scroll-box').scrollIntoView()")
+    box = wrap.bounding_box()
+    assert box["y"] + box["height"] <= 900 + 1  # the box's bottom edge (its scrollbar) in view
+    # The headings stick while the rows scroll.
+    page.evaluate("document.querySelector('.table-wrap.scroll-box').scrollTop = 1500")
+    head = page.locator("table.prices thead th").first.bounding_box()
+    assert abs(head["y"] - box["y"]) < 4, (head, box)
     shot = OUTPUT / "prices.png"
     page.screenshot(path=str(shot))
     print(f"screenshot: {shot}")
-    assert seen["outside"] == [] and seen["errors"] == []
+
+    # Compare two ticked rows: the compare page runs the planner on each.
+    page.goto(f"{live_server.url}/?provider=lambda")
+    assert page.locator("#compare-submit").is_disabled()
+    boxes = page.locator("input[name=offer]")
+    boxes.nth(0).check()
+    boxes.nth(1).check()
+    with page.expect_navigation():
+        page.click("#compare-submit")
+    assert "/compare?" in page.url and page.url.count("offer=") == 2
+    assert page.locator("#compare-table thead th").count() == 3
+    assert "Best plan for this workload" in page.locator("#compare-table").inner_text()
+    assert seen["outside"] == [] and seen["errors"] == [], seen
+    page.close()
+
+
+def test_price_browser_on_a_phone_shows_cards_with_price_and_age(browser, live_server):
+    OUTPUT.mkdir(exist_ok=True)
+    phone = browser.new_context(
+        locale="zh-CN",
+        viewport={"width": 390, "height": 844},
+        extra_http_headers={"Accept-Language": "zh-CN,zh;q=0.9"},
+    )
+    page = phone.new_page()
+    seen = _watch(page, live_server.url)
+    page.goto(f"{live_server.url}/?provider=autodl")
+    layout = page.evaluate(LAYOUT_JS, list(KEY_COLUMNS))
+    assert layout["outside"] == [] and layout["pageWidth"] <= 390, layout
+    card = page.locator("table.prices tbody tr").first
+    text = card.inner_text()
+    assert "$" in text and "¥" in text  # dollars with the listed yuan beside them
+    assert "前" in text  # the price's age ("... 前", "... ago")
+    page.evaluate("document.querySelector('table.prices').scrollIntoView()")
+    shot = OUTPUT / "prices-phone-zh.png"
+    page.screenshot(path=str(shot))
+    print(f"screenshot: {shot}")
+    assert seen["outside"] == [] and seen["errors"] == [], seen
+    phone.close()

@@ -34,66 +34,117 @@ def csv_rows(response) -> list[dict[str, str]]:
 # --- Price browser ----------------------------------------------------------------------------
 
 
-def test_price_browser_lists_prices_with_freshness(client):
+def rows_of(response) -> list:
+    """Every offer row of the browser's filtered set (all pages)."""
+    return list(response.context["page"].paginator.object_list)
+
+
+def test_price_browser_lists_offers_with_freshness(client):
     response = client.get("/")
     assert response.status_code == 200
     body = text(response)
-    assert f"{Price.objects.filter(gone_at__isnull=True).count()} prices" in body
+    offers = set(
+        Price.objects.filter(gone_at__isnull=True).values_list("instance_type_id", "region_id")
+    )
+    assert f"{len(offers)} offers" in body
+    assert "Current prices, observed between" in body
     assert 'lang="en"' in body and 'name="viewport"' in body
     assert "<caption" in body and 'scope="col"' in body
     assert "stale" in body  # the seed snapshot is older than PRICE_STALE_AFTER_DAYS
     assert len(response.context["page"].object_list) == 100  # paginated
 
 
-def test_price_browser_filters_by_gpu_and_pricing_model(client):
-    response = client.get("/?gpu=h100-sxm&pricing_model=spot")
+def test_price_browser_puts_pricing_models_of_one_offer_in_one_row(client):
+    rows = rows_of(client.get("/"))
+    keys = [(r.instance.pk, r.region.pk) for r in rows]
+    assert len(keys) == len(set(keys))
+    both = [r for r in rows if r.on_demand and r.spot]
+    assert both, "the seed catalog has offers with on-demand and spot prices"
+    row = both[0]
+    stored = Price.objects.filter(
+        gone_at__isnull=True, instance_type=row.instance, region=row.region
+    )
+    assert {p.pk for p in row.prices.values()} == {p.pk for p in stored}
+
+
+def test_price_browser_filters_take_several_values(client):
+    response = client.get("/?gpu=h100-sxm&gpu=a100-sxm4-80gb&pricing_model=spot")
     assert response.status_code == 200
-    rows = list(response.context["page"].object_list)
-    assert rows
-    assert {p.instance_type.gpu.slug for p in rows} == {"h100-sxm"}
-    assert {p.pricing_model for p in rows} == {"spot"}
+    rows = rows_of(response)
+    assert {r.instance.gpu.slug for r in rows} == {"h100-sxm", "a100-sxm4-80gb"}
+    assert all(r.spot for r in rows)  # rows with a spot price, shown with their other prices
+    assert "H100" in response.context["multi_fields"][0][1]
 
 
 def test_price_browser_filters_by_provider_region_and_memory(client):
-    response = client.get("/?provider=aws&region=us-east-1&min_gpu_memory_gib=80")
-    rows = list(response.context["page"].object_list)
+    response = client.get(
+        "/?provider=aws&provider=gcp&region=us-east-1&region=us-central1&min_gpu_memory_gib=80"
+    )
+    rows = rows_of(response)
     assert rows
-    assert {p.instance_type.provider.slug for p in rows} == {"aws"}
-    assert {p.region.code for p in rows} == {"us-east-1"}
-    assert min(p.instance_type.gpu.memory_gib for p in rows) >= 80
+    assert {r.instance.provider.slug for r in rows} <= {"aws", "gcp"}
+    assert {r.region.code for r in rows} <= {"us-east-1", "us-central1"}
+    assert min(r.instance.gpu.memory_gib for r in rows) >= 80
 
 
-def test_price_range_applies_per_gpu_hour_or_per_instance_hour(client):
-    per_gpu = client.get("/?min_price=1&max_price=2&per=gpu").context["page"].paginator.object_list
-    assert per_gpu.exists()
-    assert all(Decimal(1) <= p.usd_per_gpu_hour <= Decimal(2) for p in per_gpu)
-    per_instance = client.get("/?max_price=1&per=instance").context["page"].paginator.object_list
-    assert per_instance.exists()
-    assert all(p.usd_per_hour <= Decimal(1) for p in per_instance)
+def test_price_range_applies_per_gpu_or_instance_per_hour_or_month(client):
+    per_gpu = rows_of(client.get("/?min_price=1&max_price=2&per=gpu"))
+    assert per_gpu and all(
+        any(Decimal(1) <= p.usd_per_gpu_hour <= Decimal(2) for p in r.prices.values())
+        for r in per_gpu
+    )
+    per_instance = rows_of(client.get("/?max_price=1&per=instance"))
+    assert per_instance and all(
+        any(p.usd_per_hour <= Decimal(1) for p in r.prices.values()) for r in per_instance
+    )
+    monthly = client.get("/?max_price=730&per=gpu&period=month")
+    assert {r.instance.pk for r in rows_of(monthly)} == {
+        r.instance.pk for r in rows_of(client.get("/?max_price=1&per=gpu"))
+    }
+    assert "USD per GPU-month" in text(monthly)
+
+
+def test_month_toggle_multiplies_by_730(client):
+    hourly = client.get("/?provider=lambda&sort=on_demand")
+    monthly = client.get("/?provider=lambda&sort=on_demand&period=month")
+    price = rows_of(hourly)[0].on_demand
+    assert f"${float(price.usd_per_gpu_hour) * 730:,.2f}" in text(monthly)
 
 
 def test_mainland_china_and_freshness_filters(client):
-    china = client.get("/?mainland_china=true").context["page"].paginator.object_list
-    assert china.exists() and all(p.region.mainland_china for p in china)
-    fresh = client.get("/?freshness=fresh").context["page"].paginator.object_list
-    stale = client.get("/?freshness=stale").context["page"].paginator.object_list
-    assert fresh.count() + stale.count() == Price.objects.filter(gone_at__isnull=True).count()
-    assert all(p.is_stale for p in stale)
+    china = rows_of(client.get("/?mainland_china=true"))
+    assert china and all(r.region.mainland_china for r in china)
+    fresh = rows_of(client.get("/?freshness=fresh"))
+    stale = rows_of(client.get("/?freshness=stale"))
+    assert stale and all(r.any_stale for r in stale)
+    assert all(not all(p.is_stale for p in r.prices.values()) for r in fresh)
+
+
+def test_mainland_prices_show_yuan_beside_dollars(client):
+    body = text(client.get("/?provider=autodl"))
+    assert re.search(r'class="sub native">¥[0-9.,]+<', body)
+
+
+def _sort_value(row, key):
+    price = getattr(row, key)
+    return None if price is None else price.usd_per_gpu_hour
 
 
 @pytest.mark.parametrize(
     ("sort", "key"),
     [
-        ("usd_per_gpu_hour", lambda p: p.usd_per_gpu_hour),
-        ("-usd_per_hour", lambda p: -p.usd_per_hour),
-        ("memory", lambda p: p.instance_type.gpu.memory_gib),
-        ("-observed", lambda p: -p.observed_at.timestamp()),
+        ("on_demand", lambda r: _sort_value(r, "on_demand")),
+        ("-spot", lambda r: _sort_value(r, "spot")),
+        ("memory", lambda r: r.instance.gpu.memory_gib),
+        ("-observed", lambda r: r.oldest_observed_at),
     ],
 )
 def test_price_browser_sorts_on_the_server(client, sort, key):
     response = client.get(f"/?sort={sort}")
-    rows = list(response.context["page"].object_list)
-    assert [key(p) for p in rows] == sorted(key(p) for p in rows)
+    values = [key(r) for r in rows_of(response)]
+    present = [v for v in values if v is not None]
+    assert present == sorted(present, reverse=sort.startswith("-"))
+    assert values[: len(present)] == present  # offers without that price come last
     column = sort.lstrip("-")
     direction = "descending" if sort.startswith("-") else "ascending"
     assert f'aria-sort="{direction}"' in text(response)
@@ -102,11 +153,21 @@ def test_price_browser_sorts_on_the_server(client, sort, key):
     assert f"?sort={flipped}" in text(response)
 
 
-def test_unknown_sort_falls_back_to_the_default(client):
-    response = client.get("/?sort=password")
-    assert response.status_code == 200
-    rows = list(response.context["page"].object_list)
-    assert [p.usd_per_gpu_hour for p in rows] == sorted(p.usd_per_gpu_hour for p in rows)
+def test_old_and_unknown_sorts_fall_back_to_on_demand(client):
+    for sort in ("password", "usd_per_gpu_hour"):
+        response = client.get(f"/?sort={sort}")
+        assert response.status_code == 200
+        values = [r.on_demand.usd_per_gpu_hour for r in rows_of(response) if r.on_demand]
+        assert values == sorted(values)
+
+
+def test_column_picker_adds_host_specs(client):
+    plain = text(client.get("/?provider=aws"))
+    assert ">vCPUs<" not in plain.replace("\n", "")
+    body = text(client.get("/?provider=aws&col=vcpus&col=ram&col=network&col=interconnect"))
+    for heading in ("vCPUs", "RAM", "Network", "Interconnect"):
+        assert f'data-label="{heading}"' in body
+    assert "Gbit/s" in body
 
 
 def test_price_browser_bad_filter_is_a_400_page_with_the_message(client):
@@ -126,9 +187,78 @@ def test_page_out_of_range_shows_the_last_page(client):
 def test_stale_price_is_marked_and_fresh_one_is_not(client):
     fresh = PriceFactory(observed_at=timezone.now() - timedelta(days=1))
     response = client.get(f"/?provider={fresh.instance_type.provider.slug}")
-    rows = list(response.context["page"].object_list)
-    assert [p.pk for p in rows] == [fresh.pk] and rows[0].is_stale is False
+    rows = rows_of(response)
+    assert [r.on_demand.pk for r in rows] == [fresh.pk] and rows[0].any_stale is False
     assert "stale-badge" not in text(response)
+
+
+def test_rows_link_to_the_instance_page_and_compare(client):
+    body = text(client.get("/?provider=aws&gpu=h100-sxm"))
+    assert 'href="/instances/aws/p5.48xlarge"' in body
+    assert 'name="offer" form="compare-form" value="aws/p5.48xlarge"' in body
+
+
+# --- Instance pages and compare ---------------------------------------------------------------
+
+
+def test_instance_page_has_host_specs_and_prices_by_region(client):
+    response = client.get("/instances/aws/p5.48xlarge")
+    assert response.status_code == 200
+    body = text(response)
+    for fact in ("vCPUs", "RAM", "Network", "Between machines", "H100"):
+        assert fact in body
+    regions = set(
+        Price.objects.filter(gone_at__isnull=True, instance_type__name="p5.48xlarge").values_list(
+            "region__code", flat=True
+        )
+    )
+    assert {r.region.code for r in response.context["rows"]} == regions
+
+
+def test_unknown_instance_is_404(client):
+    assert client.get("/instances/aws/no-such-box").status_code == 404
+
+
+def test_compare_uses_the_compare_service(client):
+    from sizing import selectors as sizing_selectors
+    from sizing.estimator import parse_workload
+    from sizing.planner import Constraints
+    from sizing.presets import load_presets
+
+    url = "/compare?offer=aws/p5.48xlarge&offer=lambda/gpu_1x_a10&model=llama-3-8b&task=finetune"
+    response = client.get(url + "&method=lora&tokens=1e8")
+    assert response.status_code == 200
+    columns = response.context["columns"]
+    assert [c["key"] for c in columns] == ["aws/p5.48xlarge", "lambda/gpu_1x_a10"]
+    workload = parse_workload(
+        {"model": "llama-3-8b", "task": "finetune", "method": "lora", "tokens": 1e8},
+        load_presets(),
+    )
+    expected = sizing_selectors.compare(
+        workload,
+        [
+            {"provider": "aws", "instance_type": "p5.48xlarge"},
+            {"provider": "lambda", "instance_type": "gpu_1x_a10"},
+        ],
+        Constraints(),
+    )
+    for column, row in zip(columns, expected["rows"], strict=True):
+        assert column["plan"]["fits"] == row["fits"]
+        if row["fits"]:
+            assert column["plan"]["est_total_usd"] == row["est_total_usd"]
+
+
+def test_compare_without_workload_uses_the_default_one(client):
+    response = client.get("/compare?offer=aws/p5.48xlarge")
+    assert response.status_code == 200
+    assert response.context["answer"] is not None
+    assert 'value="aws/p5.48xlarge"' in text(response)
+
+
+def test_compare_unknown_offer_is_400(client):
+    response = client.get("/compare?offer=aws/nope")
+    assert response.status_code == 400
+    assert "No instance type aws/nope." in text(response)
 
 
 # --- CSV --------------------------------------------------------------------------------------
@@ -268,6 +398,20 @@ def test_gpu_list(client):
     response = client.get("/gpus")
     assert response.status_code == 200
     assert text(response).count('href="/gpus/') == GPU.objects.count()
+
+
+def test_gpu_list_filters_and_sorts(client):
+    response = client.get("/gpus?vendor=nvidia&has_fp8=on&min_memory_gib=80&sort=-memory")
+    assert response.status_code == 200
+    gpus = list(response.context["gpus"])
+    assert gpus and all(g.vendor == "nvidia" and g.fp8_tflops and g.memory_gib >= 80 for g in gpus)
+    assert [g.memory_gib for g in gpus] == sorted((g.memory_gib for g in gpus), reverse=True)
+    assert 'aria-sort="descending"' in text(response)
+    cheap = list(client.get("/gpus?rented=on&sort=on_demand").context["gpus"])
+    values = [g.min_on_demand for g in cheap if g.min_on_demand is not None]
+    assert values == sorted(values) and all(g.instance_count for g in cheap)
+    assert {g.slug for g in client.get("/gpus?q=h100").context["gpus"]} >= {"h100-sxm"}
+    assert client.get("/gpus?min_memory_gib=lots").status_code == 400
 
 
 def test_gpu_page_has_specs_sources_instances_and_history(client):
@@ -420,15 +564,18 @@ def test_pages_reference_nothing_outside_the_server(client, url):
     # The CSRF token is random text and may spell anything, "cdn" included.
     markup = re.sub(r'name="csrfmiddlewaretoken" value="[^"]*"', "", body).lower()
     assert "csrfmiddlewaretoken" in body
-    for needle in ('src="http', 'href="//', "cdn.", "//cdn", "googleapis", "<script"):
+    for needle in ('src="http', 'href="//', "cdn.", "//cdn", "googleapis"):
         assert needle not in markup
     assert "/static/web/atlas.css" in body
+    # One script, this service's own, deferred: the page is whole without it.
+    assert re.findall(r"<script[^>]*>", markup) == ['<script src="/static/web/atlas.js" defer>']
 
 
 def test_stylesheet_is_served(client):
     from django.contrib.staticfiles import finders
 
     assert finders.find("web/atlas.css")
+    assert finders.find("web/atlas.js")
     assert finders.find("web/favicon.svg")
 
 

@@ -7,6 +7,8 @@ from decimal import Decimal
 from django import template
 from django.utils.translation import gettext as _
 
+from catalog.choices import HOURS_PER_UNIT
+
 from .. import labels
 
 register = template.Library()
@@ -86,3 +88,34 @@ LABEL_SETS = {
 def label(code: str | None, kind: str) -> str:
     """The translated name of a stored code: ``{{ price.pricing_model|label:"pricing" }}``."""
     return labels.label(LABEL_SETS[kind], code)
+
+
+# Symbols of the currencies providers list in; others show their ISO code.
+CURRENCY_SYMBOLS = {"USD": "$", "CNY": "¥", "EUR": "€", "GBP": "£", "JPY": "JP¥", "KRW": "₩"}
+
+
+def _money(amount: float, currency: str) -> str:
+    symbol = CURRENCY_SYMBOLS.get(currency)
+    places = 2 if abs(amount) >= 1 or amount == 0 else 3
+    figure = _grouped(amount, places)
+    return f"{symbol}{figure}" if symbol else f"{figure} {currency}"
+
+
+@register.simple_tag
+def price_usd(price, basis) -> str:
+    """A price in USD on the page's basis: per GPU or instance, per hour or month (730 h)."""
+    if price is None:
+        return DASH
+    value = float(price.usd_per_gpu_hour if basis.per_gpu else price.usd_per_hour)
+    return usd(value * (HOURS_PER_UNIT["month"] if basis.per_month else 1))
+
+
+@register.simple_tag
+def price_native(price, basis) -> str:
+    """The same price in the provider's own currency (empty for USD prices)."""
+    if price is None or price.currency == "USD":
+        return ""
+    value = float(price.amount) / HOURS_PER_UNIT[price.unit]
+    if basis.per_gpu:
+        value /= float(price.instance_type.gpu_count)
+    return _money(value * (HOURS_PER_UNIT["month"] if basis.per_month else 1), price.currency)
