@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 from decimal import Decimal
 from pathlib import Path
@@ -10,10 +9,8 @@ from pathlib import Path
 import pytest
 
 from scrapers.base import FetchError, HttpClient, Page, ParseError
+from scrapers.providers.lambda_cloud import LambdaScraper
 from tests.scrapers.loopback import LoopbackServer, quiet_client, timing_out
-
-# "lambda" is a keyword: the module can only be imported by name.
-LambdaScraper = importlib.import_module("scrapers.providers.lambda").LambdaScraper
 
 PAGES = Path(__file__).resolve().parent / "pages" / "lambda"
 HTML = (PAGES / "gpu-cloud.html").read_text(encoding="utf-8")

@@ -6,8 +6,8 @@ now); without it the public pricing page (HTML tables, price in USD per GPU-hour
 only in the tab label). Lambda charges one price per instance type in every region, so a price
 is repeated for each region the type is offered in. See docs/providers/lambda.md.
 
-The module is named after the scraper key; ``lambda`` is a Python keyword, so import it with
-``importlib.import_module("scrapers.providers.lambda")``.
+The scraper key is ``lambda``; the module is ``lambda_cloud`` because ``lambda`` is a Python
+keyword and a module of that name could not be imported by name.
 """
 
 from __future__ import annotations
