@@ -69,6 +69,51 @@ class PriceRecord:
         data["amount"] = float(self.amount)
         return data
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PriceRecord:
+        """The record ``as_json`` wrote (a held run keeps its records this way)."""
+        return cls(
+            **{
+                **data,
+                "gpu_count": Decimal(str(data["gpu_count"])),
+                "amount": Decimal(str(data["amount"])),
+            }
+        )
+
+
+# What a parser read but did not turn into a record.
+NOTE_SKIPPED = "skipped"  # read and left out on purpose (not a GPU, not priced, not offered)
+NOTE_UNMATCHED = "unmatched"  # a name the parser cannot map: drift a curator must see
+
+
+@dataclass(frozen=True)
+class ParseNote:
+    """A row, SKU or name a parser read without making a record of it, and why.
+
+    ``category`` says what kind of name an unmatched note is about: ``gpu``, ``sku``,
+    ``instance`` (an instance type or family) or ``region``.
+    """
+
+    kind: str
+    name: str
+    reason: str
+    category: str = ""
+
+    def text(self) -> str:
+        what = f"{self.category} " if self.category else ""
+        return f"{self.kind} {what}{self.name!r}: {self.reason}"
+
+
+@dataclass
+class ParseResult:
+    """Every record of a source's pages and the notes the parser left on the way."""
+
+    records: list[PriceRecord]
+    notes: list[ParseNote]
+
+    def unmatched(self) -> list[ParseNote]:
+        return [note for note in self.notes if note.kind == NOTE_UNMATCHED]
+
 
 class Scraper:
     """Base class: subclasses set ``key``, ``base_url`` and implement ``fetch`` and ``parse``."""
@@ -91,6 +136,18 @@ class Scraper:
         self.base_url = (base_url or type(self).base_url).rstrip("/")
         self.credentials = credentials or {}
         self.regions = tuple(regions) if regions else self.default_regions
+        self.notes: list[ParseNote] = []
+
+    def note_skipped(self, name: str, reason: str) -> None:
+        """Say that ``name`` was read and left out on purpose (``parse_page --explain`` shows it)."""
+        self.notes.append(ParseNote(NOTE_SKIPPED, str(name), reason))
+
+    def note_unmatched(self, category: str, name: str, reason: str) -> None:
+        """Say that ``name`` (a gpu, sku, instance or region) could not be mapped: drift.
+
+        The refresh files it in the unmatched-names queue and in the run's warnings.
+        """
+        self.notes.append(ParseNote(NOTE_UNMATCHED, str(name), reason, category))
 
     def credential(self, name: str) -> str:
         """A configured credential (scrapers.registry), stripped; "" when unset."""
@@ -215,9 +272,17 @@ class HttpClient:
         self.close()
 
 
-def parse_all(scraper: Scraper, pages: Iterable[Page]) -> list[PriceRecord]:
-    """Every record of every page, in order."""
+def parse_pages(scraper: Scraper, pages: Iterable[Page]) -> ParseResult:
+    """Every record of every page, in order, with the notes the parser left (duplicates once)."""
+    scraper.notes = []
     records: list[PriceRecord] = []
     for page in pages:
         records.extend(scraper.parse(page))
-    return records
+    notes = list(dict.fromkeys(scraper.notes))
+    scraper.notes = []
+    return ParseResult(records=records, notes=notes)
+
+
+def parse_all(scraper: Scraper, pages: Iterable[Page]) -> list[PriceRecord]:
+    """Every record of every page, in order."""
+    return parse_pages(scraper, pages).records

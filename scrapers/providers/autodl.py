@@ -151,7 +151,8 @@ class AutoDLScraper(Scraper):
             raise ParseError(f"AutoDL: invalid JSON ({exc.msg} at {exc.pos})") from None
         if not isinstance(data, dict):
             raise ParseError("AutoDL: expected a JSON object")
-        if data.get("code") != "Success":
+        # AutoDL answers "Success"; its own clients also accept "OK" (gpuhunter's autodl_client).
+        if data.get("code") not in ("Success", "OK"):
             raise ParseError(f"AutoDL answered {data.get('code')!r}: {data.get('msg', '')}")
         machines = (
             (data.get("data") or {}).get("list") if isinstance(data.get("data"), dict) else None
@@ -161,7 +162,10 @@ class AutoDLScraper(Scraper):
         by_region: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
         for machine in machines:
             entry = self._machine(machine)
-            if entry is not None:
+            if entry is None:
+                name = machine.get("machine_alias") or machine.get("machine_id") or "?"
+                self.note_skipped(str(name), "payg_price is 0 (offline or not rentable hourly)")
+            else:
                 by_region[(entry["gpu_name"], entry["region"])].append(entry)
         records = [
             self._record(gpu_name, region, entries)
@@ -178,11 +182,19 @@ class AutoDLScraper(Scraper):
         try:
             gpu_name = str(machine["gpu_name"]).strip()
             raw_price = machine["payg_price"]
-            gpus = int(machine["gpu_number"])
         except KeyError as exc:
             raise ParseError(f"AutoDL: machine entry lacks {exc}") from None
+        # The machine's GPU total is optional: market crawlers show ``gpu_number``, AutoDL's own
+        # clients only ``gpu_order_num``/``gpu_idle_num`` (it only feeds ``extra``).
+        raw_gpus = next(
+            (machine[k] for k in ("gpu_number", "gpu_total_num") if machine.get(k) is not None),
+            None,
+        )
+        try:
+            gpus = int(raw_gpus) if raw_gpus is not None else None
+            idle = int(machine.get("gpu_idle_num") or 0)
         except (TypeError, ValueError):
-            raise ParseError("AutoDL: gpu_number is not a number") from None
+            raise ParseError("AutoDL: a GPU count is not a number") from None
         if "region_sign" not in machine and "region_name" not in machine:
             raise ParseError("AutoDL: machine entry names no region")
         try:
@@ -204,7 +216,7 @@ class AutoDLScraper(Scraper):
             "region_name": region_name,
             "yuan": yuan,
             "gpus": gpus,
-            "idle": int(machine.get("gpu_idle_num") or 0),
+            "idle": idle,
         }
 
     @staticmethod
@@ -215,7 +227,11 @@ class AutoDLScraper(Scraper):
             "min": str(min(prices)),
             "max": str(max(prices)),
             "machines": len(entries),
-            "gpus_total": sum(entry["gpus"] for entry in entries),
+            "gpus_total": (
+                sum(entry["gpus"] for entry in entries)
+                if all(entry["gpus"] is not None for entry in entries)
+                else None
+            ),
             "gpus_idle": sum(entry["idle"] for entry in entries),
             "price_unit_source": "payg_price / 1000",
         }

@@ -102,11 +102,14 @@ class CoreWeaveScraper(Scraper):
             # A page cut short between rows would still parse, minus the rows that never came.
             raise ParseError("coreweave page: truncated (no closing </html>)")
         soup = BeautifulSoup(page.body, "html.parser")
-        rows = [
-            row
-            for row in soup.find_all(attrs={"role": "listitem"})
-            if "kubernetes-gpu-pricing" in (row.get("class") or [])
-        ]
+        rows = []
+        for row in soup.find_all(attrs={"role": "listitem"}):
+            kind = _row_kind(row)
+            if kind == "gpu":
+                rows.append(row)
+            elif kind == "unknown" and row.find(class_="table-model-name") is not None:
+                name = _clean(row.find(class_="table-model-name").get_text(" "))
+                self.note_skipped(name, f"row classes {row.get('class')} name no GPU pricing")
         if not rows:
             raise ParseError("coreweave page: no GPU pricing rows (div.kubernetes-gpu-pricing)")
 
@@ -137,6 +140,10 @@ class CoreWeaveScraper(Scraper):
 
         section = _section(row)
         instance, known = _instance_id(model, int(gpu_count))
+        if not known:
+            self.note_unmatched(
+                "instance", f"{model} x{gpu_count}", "no CKS instance ID for this row; name kept"
+            )
         zones = AVAILABILITY[section].get(instance) if known else None
         assumed = not zones
         zones = zones or FALLBACK_ZONES[section]
@@ -180,6 +187,24 @@ class CoreWeaveScraper(Scraper):
                     )
                 )
         return records
+
+
+def _row_kind(row: Tag) -> str:
+    """ "gpu", "cpu" or "unknown" for a list row of the pricing page.
+
+    Real captures of the page show GPU rows classed ``kubernetes-gpu-pricing``, ``gpu-pricing``
+    and ``gpu-pricing-and-kubernetes-gpu-pricing`` over the years (public scrapers select each),
+    so a row counts as a GPU row by any class ending in ``gpu-pricing``, or, when the classes
+    changed again, by its labelled GPU Count.
+    """
+    classes = [str(c) for c in (row.get("class") or [])]
+    if any(c.endswith("cpu-pricing") for c in classes):
+        return "cpu"
+    if any(c.endswith("gpu-pricing") for c in classes):
+        return "gpu"
+    if row.find(class_="table-model-name") is not None and "gpu count" in _meta_values(row):
+        return "gpu"
+    return "unknown"
 
 
 def _meta_values(row: Tag) -> dict[str, str]:

@@ -46,8 +46,11 @@ MODEL_ORDER = ("on_demand", "spot", "reserved_1y", "reserved_3y")
 
 # SKU description stem -> priced component. Descriptions read "<stem> running in <place>",
 # "Spot Preemptible <stem> running in <place>", "<GPU stem> attached to Spot Preemptible VMs
-# running in <place>" or "Commitment v1: <stem> in <place> for 1 Year". Stems not listed here
-# (custom and sole-tenant cores, virtual-workstation GPUs, DWS/Flex-start GPUs, ...) are ignored.
+# running in <place>" or "Commitment v1: <stem> in <place> for 1 Year". Stems are compared
+# folded (``_fold``: lower case, a leading "Nvidia " and "Tesla " dropped), because Google names
+# newer GPUs without the vendor ("H200 141GB GPU", real catalog 2025-2026) and older ones with it
+# ("Nvidia Tesla T4 GPU"). Stems not listed here (custom and sole-tenant cores, virtual-workstation
+# GPUs, ...) are ignored; GPU SKUs among them are reported as unmatched (see IGNORED_GPU_STEMS).
 COMPONENTS: dict[str, str] = {
     "N1 Predefined Instance Core": "n1:core",
     "N1 Predefined Instance Ram": "n1:ram",
@@ -63,8 +66,14 @@ COMPONENTS: dict[str, str] = {
     "G2 Ram": "g2:ram",
     "A3 Instance Core": "a3:core",
     "A3 Instance Ram": "a3:ram",
+    # A3 Mega bills its host as "A3Plus" (real SKU names, e.g. "Spot Preemptible A3Plus Instance
+    # Ram running in Tokyo"; github.com/mayocream/gcp-spot-pricing README).
+    "A3Plus Instance Core": "a3mega:core",
+    "A3Plus Instance Ram": "a3mega:ram",
     "A3 Mega Instance Core": "a3mega:core",
     "A3 Mega Instance Ram": "a3mega:ram",
+    "A3Ultra Instance Core": "a3ultra:core",
+    "A3Ultra Instance Ram": "a3ultra:ram",
     "A3 Ultra Instance Core": "a3ultra:core",
     "A3 Ultra Instance Ram": "a3ultra:ram",
     "Nvidia Tesla T4 GPU": "gpu:nvidia-tesla-t4",
@@ -75,9 +84,25 @@ COMPONENTS: dict[str, str] = {
     "Nvidia Tesla A100 80GB GPU": "gpu:nvidia-a100-80gb",
     "Nvidia L4 GPU": "gpu:nvidia-l4",
     "Nvidia H100 80GB GPU": "gpu:nvidia-h100-80gb",
+    # A3 Mega's GPU has carried three names: "... Mega GPU", "H100 Mega 80GB" and "... Plus GPU".
     "Nvidia H100 80GB Mega GPU": "gpu:nvidia-h100-mega-80gb",
-    "Nvidia H200 141GB GPU": "gpu:nvidia-h200-141gb",
+    "Nvidia H100 Mega 80GB GPU": "gpu:nvidia-h100-mega-80gb",
+    "Nvidia H100 80GB Plus GPU": "gpu:nvidia-h100-mega-80gb",
+    "H200 141GB GPU": "gpu:nvidia-h200-141gb",
 }
+# GPU SKUs left out on purpose: prices of a special booking mode or a licence, not of a VM's GPU.
+IGNORED_GPU_STEMS = ("reserved ", "dws ", "calendar", "flex", "workstation", "commitment")
+
+
+def _fold(stem: str) -> str:
+    """A description stem compared loosely: lower case, no leading "Nvidia "/"Tesla "."""
+    folded = " ".join(stem.split()).lower()
+    for prefix in ("nvidia ", "tesla "):
+        folded = folded.removeprefix(prefix)
+    return folded
+
+
+_FOLDED_COMPONENTS = {_fold(stem): component for stem, component in COMPONENTS.items()}
 # Core and GPU SKUs are priced per hour, memory per GiB-hour; anything else would mis-add.
 EXPECTED_UNIT = {"core": "h", "ram": "GiBy.h", "gpu": "h"}
 
@@ -263,7 +288,7 @@ class GcpScraper(Scraper):
         # (model, region, component) -> (price, currency, skuId)
         prices: dict[tuple[str, str, str], tuple[Decimal, str, str]] = {}
         for index, sku in enumerate(data["skus"]):
-            for entry in self._sku_prices(index, sku):
+            for entry in self._sku_prices(index, sku, self):
                 model, region, component, price, currency, sku_id = entry
                 if not wanted or region in wanted:
                     prices[(model, region, component)] = (price, currency, sku_id)
@@ -280,6 +305,13 @@ class GcpScraper(Scraper):
             for region in regions:
                 for model in MODEL_ORDER:
                     found = [prices.get((model, region, component)) for component, _ in parts]
+                    if found[2] is not None and any(f is None for f in found[:2]):
+                        # The GPU is priced here but its host family is not: a renamed core or
+                        # RAM SKU would silently drop the machine (A3 Mega's "A3Plus").
+                        self.note_skipped(
+                            f"{name} {region} {model}",
+                            f"GPU SKU priced but no {family} core/RAM SKU in this region",
+                        )
                     if any(f is None for f in found):
                         continue  # machine not offered there (or not with this pricing model)
                     currencies = {f[1] for f in found if f}
@@ -311,7 +343,9 @@ class GcpScraper(Scraper):
         return records
 
     @staticmethod
-    def _sku_prices(index: int, sku: Any) -> list[tuple[str, str, str, Decimal, str, str]]:
+    def _sku_prices(
+        index: int, sku: Any, scraper: Scraper | None = None
+    ) -> list[tuple[str, str, str, Decimal, str, str]]:
         """(model, region, component, price, currency, skuId) for each region a SKU serves."""
         if not isinstance(sku, dict):
             raise ParseError(f"sku {index} is not an object")
@@ -325,7 +359,15 @@ class GcpScraper(Scraper):
             return []  # storage, network, licences
         model = USAGE_MODEL.get(category["usageType"])
         match = _DESCRIPTION.match(str(sku["description"]))
-        component = COMPONENTS.get(match.group("stem")) if match else None
+        stem = _fold(match.group("stem")) if match else ""
+        component = _FOLDED_COMPONENTS.get(stem)
+        if component is None and scraper is not None and category.get("resourceGroup") == "GPU":
+            if any(word in stem for word in IGNORED_GPU_STEMS):
+                scraper.note_skipped(str(sku["description"]), "GPU booking mode not priced")
+            else:
+                scraper.note_unmatched(
+                    "sku", str(sku["description"]), "GPU SKU not in the component table"
+                )
         if model is None or component is None:
             return []
         info = sku["pricingInfo"]

@@ -172,12 +172,24 @@ class LambdaScraper(Scraper):
                 spec = entry["instance_type"]
                 name = spec["name"]
                 cents = spec["price_cents_per_hour"]
-                specs = spec["specs"]
-                gpus = specs["gpus"]
-                capacity = entry["regions_with_capacity_available"]
             except (KeyError, TypeError) as exc:
                 raise ParseError(f"lambda API: {key!r} lacks field {exc}") from exc
+            # Optional: the documented example and real answers omit specs (and gpus) at times;
+            # the GPU count is then read from the type name ("gpu_8x_h100_sxm5").
+            specs = spec.get("specs") if isinstance(spec.get("specs"), dict) else {}
+            capacity = entry.get("regions_with_capacity_available") or []
+            if not isinstance(capacity, list):
+                raise ParseError(
+                    f"lambda API: {name}: regions_with_capacity_available is not a list"
+                )
+            gpus = specs.get("gpus")
+            if gpus is None:
+                gpus = _count_from_name(name)
+                if gpus is None:
+                    self.note_unmatched("instance", name, "no specs.gpus and no count in the name")
+                    continue
             if not gpus:
+                self.note_skipped(name, "no GPUs (CPU-only type)")
                 continue  # CPU-only instance types share the listing; not a GPU price
             try:
                 amount = (Decimal(cents) / 100).quantize(Decimal("0.01"))
@@ -194,7 +206,7 @@ class LambdaScraper(Scraper):
             records.extend(
                 self._records_for(
                     name=name,
-                    gpu_name=spec.get("gpu_description") or name,
+                    gpu_name=spec.get("gpu_description") or _gpu_from_name(name),
                     gpu_count=Decimal(gpus),
                     amount=amount,
                     vcpus=_int_or_none(specs.get("vcpus")),
@@ -310,6 +322,21 @@ class LambdaScraper(Scraper):
                 )
             )
         return records
+
+
+_NAME_COUNT = re.compile(r"^gpu_(\d+)x_(.+)$")
+
+
+def _count_from_name(name: str) -> int | None:
+    """GPUs per instance from Lambda's type name: gpu_8x_h100_sxm5 -> 8."""
+    match = _NAME_COUNT.match(name)
+    return int(match.group(1)) if match else None
+
+
+def _gpu_from_name(name: str) -> str:
+    """The GPU part of a type name (gpu_1x_a100_sxm4 -> "a100 sxm4"), for the alias lookup."""
+    match = _NAME_COUNT.match(name)
+    return match.group(2).replace("_", " ") if match else name
 
 
 def _instances_section(soup: BeautifulSoup) -> Tag | None:

@@ -21,14 +21,16 @@ GRAPHQL_PATH = "/graphql"
 QUERY = (
     "query GpuTypes { gpuTypes { id displayName memoryInGb secureCloud communityCloud "
     "securePrice communityPrice secureSpotPrice communitySpotPrice "
-    "maxGpuCountSecureCloud maxGpuCountCommunityCloud "
+    "maxGpuCount maxGpuCountSecureCloud maxGpuCountCommunityCloud "
     "lowestPrice(input: {gpuCount: 1}) { minimumBidPrice uninterruptablePrice minVcpu minMemory } } }"
 )
 REGION = "global"
 # Pod shapes the catalog lists (fixtures/providers/runpod.yaml); RunPod rents any count up to the
-# maximum, but 1/2/4/8 are the shapes people compare.
+# maximum, but 1/2/4/8 are the shapes people compare. The maximum is the type's ``maxGpuCount``
+# (RunPod's own per-type limit: 4 for an RTX 3080, 10 for an A40, as SkyPilot's RunPod fetcher
+# records it), narrowed by the per-cloud maxima when the answer has them. Without any maximum
+# only the 1-GPU pod is listed: a larger shape is never assumed.
 POD_GPU_COUNTS = (1, 2, 4, 8)
-DEFAULT_MAX_GPUS = 8
 # Keys every gpuTypes entry must carry (a null value is fine: the cloud does not offer it).
 REQUIRED = (
     "id",
@@ -106,6 +108,7 @@ class RunPodScraper(Scraper):
                     f"runpod: gpuTypes entry {entry.get('id')!r} lacks {', '.join(missing)}"
                 )
             if not entry["id"] or str(entry["id"]).lower() == "unknown":
+                self.note_skipped(str(entry["id"]), "RunPod's placeholder type")
                 continue  # RunPod lists a placeholder "unknown" type with no prices
             records.extend(self._gpu_records(entry, source_url))
         return records
@@ -114,14 +117,22 @@ class RunPodScraper(Scraper):
         lowest = entry.get("lowestPrice") if isinstance(entry.get("lowestPrice"), dict) else {}
         min_vcpu = _positive(lowest.get("minVcpu"))
         min_memory = _positive(lowest.get("minMemory"))
+        type_max = _positive(entry.get("maxGpuCount"))
         records: list[PriceRecord] = []
         for cloud, flag, on_demand_key, spot_key, max_key in CLOUDS:
             if entry.get(flag) is False:
+                self.note_skipped(f"{entry['id']} ({cloud})", f"{flag} is false")
                 continue  # not offered in this cloud, whatever stale price is left beside it
-            max_gpus = _positive(entry.get(max_key)) or Decimal(DEFAULT_MAX_GPUS)
+            limits = [m for m in (type_max, _positive(entry.get(max_key))) if m is not None]
+            max_gpus = min(limits) if limits else Decimal(1)
+            if not limits:
+                self.note_skipped(
+                    f"{entry['id']} ({cloud})", "no maxGpuCount: only the 1-GPU pod is listed"
+                )
             for pricing_model, key in (("on_demand", on_demand_key), ("spot", spot_key)):
                 per_gpu = _positive(entry.get(key))
                 if per_gpu is None:
+                    self.note_skipped(f"{entry['id']} ({cloud})", f"{key} is null or 0")
                     continue  # null or 0: not available at this price now
                 for count in POD_GPU_COUNTS:
                     if count > max_gpus:

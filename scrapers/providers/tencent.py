@@ -37,8 +37,9 @@ API_ACTION = "DescribeZoneInstanceConfigInfos"
 CONTENT_TYPE_JSON = "application/json; charset=utf-8"
 API_REQUIRED = ("InstanceType", "Zone", "InstanceChargeType", "Status", "Price", "Cpu", "Memory")
 
-# The doc gives one mainland list price with no region; like the fixtures, file it under
-# Guangzhou, the region the International doc names for its own (USD) figures.
+# The doc gives one mainland list price with no region; like the fixtures
+# (fixtures/providers/tencent.yaml), file it under Guangzhou, the region the International doc
+# names for its own (USD) figures, flagged ``region_assumed`` so nothing reads it as measured there.
 MAINLAND_LIST_REGION = "ap-guangzhou"
 # The International doc says its prices are those of Guangzhou Zone 3.
 INTL_DOC_REGION = "ap-guangzhou"
@@ -215,6 +216,10 @@ class TencentScraper(Scraper):
             records.extend(self._table_records(table, columns, currency, region))
         if price_tables == 0:
             raise ParseError("Tencent price overview: no table has instance and price columns")
+        if site == "cn" and not page.meta.get("region"):
+            for record in records:
+                record.extra["region_assumed"] = True
+                record.extra["price_scope"] = "mainland China list price (the doc names no region)"
         return records
 
     @staticmethod
@@ -391,6 +396,7 @@ class TencentScraper(Scraper):
             if gpu_count <= 0:
                 continue  # CPU-only families share the answer
             if status != "SELL":
+                self.note_skipped(f"{name} {zone} {charge}", f"status {status}")
                 continue  # sold out in this zone; its price is not on offer
             amount = self._api_amount(name, charge, price)
             if amount is None:
@@ -415,6 +421,8 @@ class TencentScraper(Scraper):
         for (name, model), entry in best.items():
             item = entry["item"]
             family = item.get("InstanceFamily") or name.split(".")[0]
+            if family not in FAMILY_GPU:
+                self.note_unmatched("instance", family, "GPU family not in FAMILY_GPU")
             records.append(
                 PriceRecord(
                     instance_type=name,
@@ -448,8 +456,7 @@ class TencentScraper(Scraper):
         except InvalidOperation:
             raise ParseError(f"Tencent API: GPU count {raw!r} is not a number") from None
 
-    @staticmethod
-    def _api_amount(name: str, charge: str, price: Any) -> tuple[str, str, Decimal] | None:
+    def _api_amount(self, name: str, charge: str, price: Any) -> tuple[str, str, Decimal] | None:
         """(pricing model, unit, amount) of one zone entry; None when it carries no usable price."""
         if not isinstance(price, dict):
             raise ParseError(f"Tencent API: {name} Price is not an object")
@@ -465,7 +472,9 @@ class TencentScraper(Scraper):
         if field not in price:
             raise ParseError(f"Tencent API: {name} {charge} Price has no {field}")
         if unit == "hour" and price.get("ChargeUnit", "HOUR") != "HOUR":
-            raise ParseError(f"Tencent API: {name} charge unit {price.get('ChargeUnit')!r}")
+            # One entry priced per another unit says nothing about the others of the region.
+            self.note_skipped(f"{name} {charge}", f"charge unit {price.get('ChargeUnit')!r}")
+            return None
         value = Decimal(str(price[field]))
         # A 0 means "not priced this way" (the docs' own example has UnitPrice 0.0), never free.
         return (model, unit, value) if value > 0 else None

@@ -106,9 +106,23 @@ def test_row_changing_shape_is_not_filed_under_the_old_id():
     assert any(r.instance_type == "NVIDIA GH200" and r.gpu_count == 2 for r in records)
 
 
+def test_renamed_row_class_keeps_every_row():
+    # The class has changed before (gpu-pricing, gpu-pricing-and-kubernetes-gpu-pricing); a row
+    # that names a model and a labelled GPU Count is a GPU row whatever its class.
+    renamed = records_of(HTML.replace("kubernetes-gpu-pricing", "k8s-gpu"))
+    assert len(renamed) == len(records_of(HTML))
+
+
+@pytest.mark.parametrize("cls", ["gpu-pricing", "gpu-pricing-and-kubernetes-gpu-pricing"])
+def test_row_classes_seen_on_real_pages_are_gpu_rows(cls):
+    body = HTML.replace("kubernetes-gpu-pricing", cls).replace("table-row-v2", "table-row")
+    assert len(records_of(body)) == len(records_of(HTML))
+
+
 def test_page_without_gpu_rows_is_a_parse_error():
+    body = HTML.replace("kubernetes-gpu-pricing", "k8s-gpu").replace("GPU Count", "Cards")
     with pytest.raises(ParseError, match="no GPU pricing rows"):
-        records_of(HTML.replace("kubernetes-gpu-pricing", "k8s-gpu"))
+        records_of(body)
 
 
 def test_renamed_price_spans_are_a_parse_error():

@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from scrapers.base import FetchError, HttpClient, Page, ParseError
+from scrapers.base import FetchError, HttpClient, Page, ParseError, parse_pages
 from scrapers.providers.runpod import QUERY, RunPodScraper
 from tests.scrapers.loopback import LoopbackServer, quiet_client, timing_out
 
@@ -222,3 +222,37 @@ def test_fetched_bad_body_is_a_parse_error(body, content_type, message):
             pages = list(scraper.fetch(client))
         with pytest.raises(ParseError, match=message):
             scraper.parse(pages[0])
+
+
+def _one_type(**fields) -> str:
+    entry = {
+        "id": "NVIDIA GeForce RTX 3080",
+        "displayName": "RTX 3080",
+        "memoryInGb": 10,
+        "secureCloud": False,
+        "communityCloud": True,
+        "securePrice": None,
+        "communityPrice": 0.17,
+        "secureSpotPrice": None,
+        "communitySpotPrice": None,
+        **fields,
+    }
+    return json.dumps({"data": {"gpuTypes": [entry]}})
+
+
+def test_type_max_gpu_count_limits_the_pod_sizes():
+    # RunPod's own per-type limit (maxGpuCount: 2) wins over any larger shape (issue 13).
+    records = records_of(_one_type(maxGpuCount=2))
+    assert sorted(r.gpu_count for r in records) == [1, 2]
+
+
+def test_per_cloud_maximum_narrows_the_type_maximum():
+    records = records_of(_one_type(maxGpuCount=8, maxGpuCountCommunityCloud=4))
+    assert sorted(r.gpu_count for r in records) == [1, 2, 4]
+
+
+def test_no_maximum_lists_only_the_one_gpu_pod():
+    scraper = RunPodScraper()
+    result = parse_pages(scraper, [page(_one_type())])
+    assert [r.gpu_count for r in result.records] == [1]
+    assert any("no maxGpuCount" in n.reason for n in result.notes)

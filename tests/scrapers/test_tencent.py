@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from scrapers.base import FetchError, HttpClient, Page, ParseError, parse_all
+from scrapers.base import FetchError, HttpClient, Page, ParseError, parse_all, parse_pages
 from scrapers.providers.tencent import TencentScraper, tc3_headers
 from tests.scrapers.loopback import LoopbackServer, quiet_client, timing_out
 
@@ -314,3 +314,24 @@ def test_doc_table_with_renamed_price_column_raises():
     html = html.replace("包年包月", "预付费").replace("按量计费", "后付费")
     with pytest.raises(ParseError, match="no table has instance and price columns"):
         TencentScraper().parse(Page(url="x", status=200, body=html, meta={"site": "cn"}))
+
+
+def test_api_entry_priced_per_another_charge_unit_is_skipped_alone():
+    # One entry quoted per second must not cost the region its other prices (issue 13).
+    data = json.loads((PAGES / "api-ap-guangzhou.json").read_text())
+    items = data["Response"]["InstanceTypeQuotaSet"]
+    hourly = [i for i in items if i["InstanceChargeType"] == "POSTPAID_BY_HOUR"]
+    hourly[0]["Price"]["ChargeUnit"] = "SECOND"
+    scraper = TencentScraper()
+    meta = {"kind": "api", "region": "ap-guangzhou", "currency": "CNY"}
+    result = parse_pages(scraper, [Page(url="x", status=200, body=json.dumps(data), meta=meta)])
+    before = api_records()
+    after = by_key(result.records)
+    assert len(after) >= len(before) - 1 and after  # only that entry can be missing
+    assert any("charge unit 'SECOND'" in n.reason for n in result.notes)
+
+
+def test_doc_mainland_price_is_filed_under_guangzhou_as_assumed():
+    records = TencentScraper().parse(page("price-overview-cn.html", kind="doc", site="cn"))
+    assert records and {r.region for r in records} == {"ap-guangzhou"}
+    assert all(r.extra["region_assumed"] for r in records)
