@@ -14,4 +14,4 @@ RUN DJANGO_SECRET_KEY=build-only-collectstatic python manage.py collectstatic --
     && useradd --system --home /app gpuatlas && chown -R gpuatlas /app
 USER gpuatlas
 EXPOSE 8000
-CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "2", "--access-logfile", "-"]
+CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "2", "--backlog", "64", "--access-logfile", "-"]

@@ -44,6 +44,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "ops.middleware.RequestIdMiddleware",
     "ops.middleware.MetricsMiddleware",
+    "ops.throttling.LoadShedMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "ops.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -56,6 +57,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "ops.security.AdminLoginThrottleMiddleware",
+    "ops.throttling.PageThrottleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -169,9 +171,19 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "catalog.api.errors.exception_handler",
-    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.AnonRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "ops.throttling.AuthenticatedUserRateThrottle",
+    ],
     "NUM_PROXIES": TRUSTED_PROXY_COUNT,
-    "DEFAULT_THROTTLE_RATES": {"anon": env("API_ANON_THROTTLE_RATE", default="600/minute")},
+    # Per client address (anon, page, plan) or per signed-in user (user; pages too when signed in).
+    # /plan computes a recommendation per request, so it has the smallest page rate.
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env("API_ANON_THROTTLE_RATE", default="600/minute"),
+        "user": env("API_USER_THROTTLE_RATE", default="3000/minute"),
+        "page": env("PAGE_THROTTLE_RATE", default="300/minute"),
+        "plan": env("PLAN_THROTTLE_RATE", default="60/minute"),
+    },
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
@@ -192,6 +204,13 @@ SPECTACULAR_SETTINGS = {
     # The schema and docs follow the API's read rule (token-only when reads need a token).
     "SERVE_PERMISSIONS": ["catalog.api.permissions.ReadAnonymousWriteWithToken"],
 }
+
+# Load shedding: a request that waited longer than this between the front proxy (its
+# X-Request-Start stamp) and a worker is answered 503 with Retry-After instead of being served
+# (0 turns it off). Above the served rate this keeps every wait near the bound; see
+# docs/operations.md and bench/RESULTS.md.
+LOAD_SHED_QUEUE_SECONDS = env.float("LOAD_SHED_QUEUE_SECONDS", default=2.0)
+LOAD_SHED_RETRY_AFTER_SECONDS = env.int("LOAD_SHED_RETRY_AFTER_SECONDS", default=5)
 
 # --- Catalog behaviour ----------------------------------------------------------------------
 CATALOG_FIXTURES_DIR = env.path("CATALOG_FIXTURES_DIR", default=BASE_DIR / "fixtures")
