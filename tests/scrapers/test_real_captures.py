@@ -7,16 +7,15 @@ and its parser disagree, one of these tests fails.
 
 from __future__ import annotations
 
-import importlib
 from decimal import Decimal
 from pathlib import Path
 
 from scrapers.base import NOTE_SKIPPED, NOTE_UNMATCHED, Page, parse_pages
 from scrapers.providers.autodl import AutoDLScraper
 from scrapers.providers.gcp import GcpScraper
+from scrapers.providers.lambda_cloud import LambdaScraper
 
 PAGES = Path(__file__).resolve().parent / "pages"
-LambdaScraper = importlib.import_module("scrapers.providers.lambda").LambdaScraper
 
 
 def page(path: str, **meta: str) -> Page:
