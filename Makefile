@@ -50,10 +50,12 @@ check: install
 	$(BIN)/python manage.py check
 	$(BIN)/python manage.py makemigrations --check --dry-run
 
-# Regenerate the committed OpenAPI contract (only ever add to it: tests/test_contract.py).
+# Regenerate the committed OpenAPI contract (only ever add to it: tests/test_contract.py) and
+# the CLI's workload options (both derived from sizing/inputs.py).
 schema: export DJANGO_SETTINGS_MODULE ?= config.settings.local
 schema: install
 	$(BIN)/python manage.py spectacular --format openapi-json --file docs/openapi.json
+	$(BIN)/python scripts/cli_options.py && $(BIN)/ruff format --quiet clients/gpuatlas.py
 
 # Re-pin requirements*.txt from requirements*.in in a scratch venv.
 lock:

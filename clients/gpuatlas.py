@@ -450,11 +450,47 @@ def _describe(row: dict[str, Any]) -> str:
 
 # --- Commands ---------------------------------------------------------------------------------
 
-WORKLOAD_FIELDS = [
-    "model", "params_b", "task", "method", "precision", "mixed_precision", "optimizer",
-    "batch_size", "seq_len", "gradient_checkpointing", "sharding", "lora_rank", "lora_targets",
-    "tokens", "context_len", "concurrency",
-]  # fmt: skip
+# --- Workload options: generated from sizing/inputs.py by `make schema`; do not edit. ---
+WORKLOAD_OPTIONS: list[tuple[str, str, str, str | None]] = [
+    ("model", "text", "Model preset; see fixtures/models.yaml.", None),
+    ("params_b", "float", "Parameters, billions.", None),
+    ("task", "choice", "pretrain, finetune, inference.", None),
+    (
+        "method",
+        "choice",
+        "full, lora, qlora, freeze. Training method (default full; none for inference).",
+        None,
+    ),
+    ("precision", "choice", "fp32, bf16, fp16, fp8, int8, int4. Default bf16.", None),
+    (
+        "mixed_precision",
+        "bool",
+        "fp32 master weights and gradients (default on for bf16/fp16/fp8 training).",
+        None,
+    ),
+    ("optimizer", "choice", "adamw, adamw_8bit, sgd, adafactor. Default AdamW.", None),
+    ("batch_size", "int", "Per GPU.", None),
+    ("seq_len", "int", "Tokens per sequence.", None),
+    (
+        "gradient_checkpointing",
+        "choice",
+        "none, selective, full. Booleans accepted; a bare CLI flag means full.",
+        "full",
+    ),
+    (
+        "sharding",
+        "choice",
+        "none, zero1, zero2, zero3, fsdp, auto. Leave out (or auto) to let the planner choose.",
+        None,
+    ),
+    ("lora_rank", "int", "Default 16.", None),
+    ("lora_targets", "choice", "attention, all_linear. Default all_linear.", None),
+    ("tokens", "count", "Tokens to train on.", None),
+    ("context_len", "int", "Inference.", None),
+    ("concurrency", "int", "Inference.", None),
+]
+# --- End of the generated workload options. ---
+WORKLOAD_FIELDS = [row[0] for row in WORKLOAD_OPTIONS]
 CONSTRAINT_LISTS = ["providers", "regions", "countries", "pricing", "gpus"]
 CONSTRAINT_VALUES = [
     "mainland_china", "max_usd_per_hour", "max_total_usd", "max_hours", "min_gpu_memory_gb",
@@ -798,31 +834,20 @@ COMMON_DEFAULTS = {"url": None, "timeout": 60.0, "retries": 3, "json": False}
 
 def _add_workload(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("workload (see docs/api.md)")
-    g.add_argument("--model", help="model preset, e.g. llama-3-8b (or --params-b)")
-    g.add_argument("--params-b", type=non_negative(float), help="parameters, in billions")
-    g.add_argument("--task", help="pretrain, finetune (default) or inference")
-    g.add_argument("--method", help="full, lora, qlora or freeze")
-    g.add_argument("--precision", help="fp32, bf16 (default), fp16, fp8, int8, int4")
-    g.add_argument("--mixed-precision", dest="mixed_precision", action="store_const", const=True)
-    g.add_argument(
-        "--no-mixed-precision", dest="mixed_precision", action="store_const", const=False
-    )
-    g.add_argument("--optimizer", help="adamw, adamw_8bit, sgd, adafactor")
-    g.add_argument("--batch-size", type=non_negative(int), help="sequences per GPU")
-    g.add_argument("--seq-len", type=non_negative(int), help="tokens per sequence")
-    g.add_argument(
-        "--gradient-checkpointing",
-        nargs="?",
-        const="full",
-        metavar="{none,selective,full}",
-        help="activation recomputation (the bare flag means full)",
-    )
-    g.add_argument("--sharding", help="none, zero1, zero2, zero3, fsdp (default: planner picks)")
-    g.add_argument("--lora-rank", type=non_negative(int))
-    g.add_argument("--lora-targets", help="attention or all_linear")
-    g.add_argument("--tokens", type=parse_count, help="tokens to train on: 2e9, 200M, 1.5B")
-    g.add_argument("--context-len", type=non_negative(int), help="inference: tokens per sequence")
-    g.add_argument("--concurrency", type=non_negative(int), help="inference: sequences at once")
+    types: dict[str, Callable[[str], Any]] = {
+        "int": non_negative(int),
+        "float": non_negative(float),
+        "count": parse_count,
+    }
+    for field, kind, help_text, bare in WORKLOAD_OPTIONS:
+        flag = "--" + field.replace("_", "-")
+        if kind == "bool":
+            g.add_argument(flag, dest=field, action="store_const", const=True, help=help_text)
+            g.add_argument("--no-" + flag[2:], dest=field, action="store_const", const=False)
+        elif bare is not None:
+            g.add_argument(flag, dest=field, nargs="?", const=bare, help=help_text)
+        else:
+            g.add_argument(flag, dest=field, type=types.get(kind), help=help_text)
 
 
 def _add_constraints(parser: argparse.ArgumentParser) -> None:

@@ -24,6 +24,7 @@ from .compute import (
     training_flops_per_token,
     training_speed,
 )
+from .inputs import HEADROOM
 from .memory import GIB, MemoryResult, inference_memory, training_memory
 from .specs import GPUSpec, ModelArch, Topology
 from .workload import Workload, WorkloadError, parse_workload
@@ -54,9 +55,9 @@ BREAKDOWN_KEYS = (
     "adapters",
     "overhead",
 )
-# Memory left free on each GPU for spikes the model does not see (fragmentation bursts, NCCL
-# buffers, a longer batch): the planner warns under 10% (DESIGN.md).
-DEFAULT_HEADROOM = 0.1
+# Memory left free on each GPU when `estimate()` is called on its own: the headroom setting's
+# warning margin (sizing/inputs.py HEADROOM; the planner and /api/estimate pass its fit margin).
+DEFAULT_HEADROOM = HEADROOM.warn
 # Strategies tried, least sharded first; fsdp (FULL_SHARD) is ZeRO-3 by another name.
 SHARDING_ORDER = ("none", "zero1", "zero2", "zero3")
 

@@ -11,42 +11,21 @@ import math
 import re
 from dataclasses import dataclass, field, fields, replace
 
-from .specs import ModelArch, generic_arch, hash_once, state_without_hash
-
-TASKS = ("pretrain", "finetune", "inference")
-METHODS = ("full", "lora", "qlora", "freeze")
-PRECISIONS = ("fp32", "bf16", "fp16", "fp8", "int8", "int4")
-OPTIMIZERS = ("adamw", "adamw_8bit", "sgd", "adafactor")
-CHECKPOINTING = ("none", "selective", "full")
-SHARDINGS = ("none", "zero1", "zero2", "zero3", "fsdp")
-LORA_TARGETS = ("attention", "all_linear")
-ATTENTION_IMPLS = ("flash", "eager")
-
-# Bounds: (low, high), inclusive.
-BOUNDS: dict[str, tuple[float, float]] = {
-    "params_b": (0.001, 3000),
-    "batch_size": (1, 4096),
-    "seq_len": (1, 1_048_576),
-    "lora_rank": (1, 1024),
-    "tokens": (0, 1e15),
-    "context_len": (1, 1_048_576),
-    "concurrency": (1, 65_536),
-    "gpu_count": (1, 4096),
-    "tensor_parallel": (1, 64),
-    "pipeline_parallel": (1, 256),
-    "gradient_accumulation": (1, 65_536),
-}
-INT_FIELDS = (
-    "batch_size",
-    "seq_len",
-    "lora_rank",
-    "context_len",
-    "concurrency",
-    "gpu_count",
-    "tensor_parallel",
-    "pipeline_parallel",
-    "gradient_accumulation",
+from .inputs import (  # noqa: F401  (re-exported: the names callers import from here)
+    ATTENTION_IMPLS,
+    BOUNDS,
+    CHECKPOINTING,
+    INT_FIELDS,
+    LORA_TARGETS,
+    METHODS,
+    OPTIMIZERS,
+    PRECISIONS,
+    SHARDINGS,
+    TASKS,
+    WORKLOAD,
+    WORKLOAD_BY_NAME,
 )
+from .specs import ModelArch, generic_arch, hash_once, state_without_hash
 
 # Defaults, each with the reason it is the default.
 DEFAULT_SEQ_LEN = 2048  # the common pre-training / SFT context of 2023-24 recipes
@@ -213,27 +192,31 @@ def parse_workload(data: dict, presets: dict[str, ModelArch]) -> Workload:
 
     if not isinstance(data, dict):
         raise WorkloadError({"workload": ["Expected an object of workload fields."]})
-    known = {f.name for f in fields(Workload)} - {"arch"}
+    known = {f.name for f in WORKLOAD}
     for key in data:
         if key not in known:
             near = difflib.get_close_matches(str(key), sorted(known), n=1)
             hint = f" Did you mean {near[0]!r}?" if near else ""
             err(str(key), f"Unknown field.{hint}")
     raw = {k: v for k, v in data.items() if k in known and v is not None and v != ""}
-    if isinstance(raw.get("sharding"), str) and raw["sharding"].strip().lower() == "auto":
-        del raw["sharding"]
+    for name in list(raw):  # a synonym of "not given" (sharding: auto)
+        extra = WORKLOAD_BY_NAME[name].extra
+        if extra and isinstance(raw[name], str) and raw[name].strip().lower() in extra:
+            del raw[name]
 
-    def choice(name: str, allowed: tuple[str, ...]) -> str | None:
+    def choice(name: str) -> str | None:
         if name not in raw:
             return None
+        allowed = WORKLOAD_BY_NAME[name].choices
         val = _choice(raw[name], allowed)
         if val is None:
             err(name, f"Must be one of: {', '.join(allowed)}.")
         return val
 
-    def number(name: str, as_int: bool) -> float | int | None:
+    def number(name: str) -> float | int | None:
         if name not in raw:
             return None
+        as_int = WORKLOAD_BY_NAME[name].kind == "int"
         val = _as_int(raw[name]) if as_int else _as_float(raw[name])
         lo, hi = BOUNDS[name]
         if val is None:
@@ -247,7 +230,7 @@ def parse_workload(data: dict, presets: dict[str, ModelArch]) -> Workload:
     # Model: a preset name or a size.
     arch: ModelArch | None = None
     model = raw.get("model")
-    params_b = number("params_b", as_int=False)
+    params_b = number("params_b")
     if model is not None:
         if not isinstance(model, str):
             err("model", "Must be a preset name.")
@@ -265,13 +248,13 @@ def parse_workload(data: dict, presets: dict[str, ModelArch]) -> Workload:
     elif "params_b" not in errors:
         err("model", "Give a model preset name or params_b.")
 
-    task = choice("task", TASKS) or ("finetune" if "task" not in raw else None)
-    method = choice("method", METHODS)
-    precision = choice("precision", PRECISIONS)
-    optimizer = choice("optimizer", OPTIMIZERS)
-    sharding = choice("sharding", SHARDINGS)
-    lora_targets = choice("lora_targets", LORA_TARGETS)
-    attention = choice("attention", ATTENTION_IMPLS)
+    task = choice("task") or ("finetune" if "task" not in raw else None)
+    method = choice("method")
+    precision = choice("precision")
+    optimizer = choice("optimizer")
+    sharding = choice("sharding")
+    lora_targets = choice("lora_targets")
+    attention = choice("attention")
     ckpt = None
     if "gradient_checkpointing" in raw:
         v = raw["gradient_checkpointing"]
@@ -287,16 +270,16 @@ def parse_workload(data: dict, presets: dict[str, ModelArch]) -> Workload:
         mixed = _as_bool(raw["mixed_precision"])
         if mixed is None:
             err("mixed_precision", "Must be true or false.")
-    batch_size = number("batch_size", as_int=True)
-    seq_len = number("seq_len", as_int=True)
-    lora_rank = number("lora_rank", as_int=True)
-    tokens = number("tokens", as_int=False)
-    context_len = number("context_len", as_int=True)
-    concurrency = number("concurrency", as_int=True)
-    gpu_count = number("gpu_count", as_int=True)
-    tp = number("tensor_parallel", as_int=True) or 1
-    pp = number("pipeline_parallel", as_int=True) or 1
-    accumulation = number("gradient_accumulation", as_int=True)
+    batch_size = number("batch_size")
+    seq_len = number("seq_len")
+    lora_rank = number("lora_rank")
+    tokens = number("tokens")
+    context_len = number("context_len")
+    concurrency = number("concurrency")
+    gpu_count = number("gpu_count")
+    tp = number("tensor_parallel") or 1
+    pp = number("pipeline_parallel") or 1
+    accumulation = number("gradient_accumulation")
     gpu = raw.get("gpu")
     if gpu is not None:
         if not isinstance(gpu, str) or not _SLUG.match(gpu.strip().lower()):

@@ -12,11 +12,12 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from catalog.choices import HOURS_PER_UNIT, Segment, Vendor
+from sizing import inputs
 from sizing.api.views import CONSTRAINT_FIELDS, constraints_from
 from sizing.estimator import Workload, WorkloadError, parse_workload
-from sizing.planner import OBJECTIVES, PRICING_MODELS, Constraints
+from sizing.inputs import OBJECTIVES, PRICING_MODELS
+from sizing.planner import Constraints
 from sizing.presets import load_presets
-from sizing.workload import CHECKPOINTING, METHODS, OPTIMIZERS, PRECISIONS, SHARDINGS, TASKS
 
 from . import labels
 from .selectors import (
@@ -231,22 +232,46 @@ class GPUListForm(forms.Form):
 
 # --- Plan -----------------------------------------------------------------------------------
 
-# Form fields handed to the estimator's parse_workload, and to the planner's Constraints.
-WORKLOAD_FIELDS = (
-    "model",
-    "params_b",
-    "task",
-    "method",
-    "precision",
-    "optimizer",
-    "batch_size",
-    "seq_len",
-    "gradient_checkpointing",
-    "sharding",
-    "tokens",
-    "context_len",
-    "concurrency",
-)
+# Form fields handed to the estimator's parse_workload: those sizing/inputs.py puts on the page.
+WORKLOAD_FIELDS = tuple(spec.name for spec in inputs.WORKLOAD if spec.form)
+# How the page names the codes of a choice field, and what its empty choice says (by field).
+CHOICE_LABELS: dict[str, dict] = {
+    "task": labels.TASKS,
+    "method": labels.METHODS,
+    "optimizer": labels.OPTIMIZERS,
+    "gradient_checkpointing": labels.CHECKPOINTING,
+    "sharding": labels.SHARDING,
+}
+BLANK_LABELS = {
+    "method": _("Default for the task"),
+    "precision": _("Default (bf16)"),
+    "optimizer": _("Default (AdamW)"),
+    "sharding": labels.SHARDING[""],
+}
+HELP_TEXTS = {"tokens": _("For time and cost; 1e9 is a billion.")}
+
+
+def _workload_field(spec: inputs.Field) -> forms.Field:
+    """The plan page's field for one workload input described in sizing/inputs.py."""
+    label = _(spec.label)  # the msgid is marked in sizing/inputs.py
+    common: dict[str, Any] = {"label": label, "required": False}
+    if spec.name in HELP_TEXTS:
+        common["help_text"] = HELP_TEXTS[spec.name]
+    low = f"{spec.bounds[0]:g}" if spec.bounds else "0"
+    if spec.kind == "int":
+        return forms.IntegerField(widget=_number(min=low, step="1"), **common)
+    if spec.kind == "float":
+        return forms.FloatField(widget=_number(min=low), **common)
+    if spec.kind in ("choice", "bool"):
+        codes = spec.choices or ("true", "false")
+        names = CHOICE_LABELS.get(spec.name, {"true": _("Yes"), "false": _("No")})
+        blank = (
+            None if spec.default is not None else ("", BLANK_LABELS.get(spec.name, _("Default")))
+        )
+        return forms.ChoiceField(choices=_choices(codes, names, blank=blank), **common)
+    return forms.ChoiceField(**common)  # model: its presets are filled in per form
+
+
 PLAN_INITIAL = {
     "model": "llama-3-8b",
     "task": "finetune",
@@ -263,66 +288,21 @@ def _preset_choices() -> list[tuple[str, str]]:
     return [(slug, arch.display_name or slug) for slug, arch in sorted(presets.items())]
 
 
-class PlanForm(forms.Form):
+# The workload half of the plan form, field by field from sizing/inputs.py.
+_WorkloadFields = type(
+    "_WorkloadFields",
+    (forms.Form,),
+    {name: _workload_field(inputs.WORKLOAD_BY_NAME[name]) for name in WORKLOAD_FIELDS},
+)
+
+
+class PlanForm(_WorkloadFields):
     """A workload and its constraints; cleaning runs the estimator's own validation.
 
     Errors of ``parse_workload`` are attached to the field they name, so the page shows the same
     messages the API would, next to the input that caused them.
     """
 
-    # Workload.
-    model = forms.ChoiceField(label=_("Model preset"), required=False)
-    params_b = forms.FloatField(
-        label=_("or parameters (billions)"), required=False, widget=_number(min="0")
-    )
-    task = forms.ChoiceField(label=_("Task"), required=False, choices=_choices(TASKS, labels.TASKS))
-    method = forms.ChoiceField(
-        label=_("Method"),
-        required=False,
-        choices=_choices(METHODS, labels.METHODS, blank=("", _("Default for the task"))),
-    )
-    precision = forms.ChoiceField(
-        label=_("Precision"),
-        required=False,
-        choices=[("", _("Default (bf16)")), *[(p, p) for p in PRECISIONS]],
-    )
-    optimizer = forms.ChoiceField(
-        label=_("Optimizer"),
-        required=False,
-        choices=_choices(OPTIMIZERS, labels.OPTIMIZERS, blank=("", _("Default (AdamW)"))),
-    )
-    batch_size = forms.IntegerField(
-        label=_("Batch size per GPU (sequences)"), required=False, widget=_number(min="1", step="1")
-    )
-    seq_len = forms.IntegerField(
-        label=_("Sequence length (tokens)"), required=False, widget=_number(min="1", step="1")
-    )
-    gradient_checkpointing = forms.ChoiceField(
-        label=_("Gradient checkpointing"),
-        required=False,
-        choices=_choices(CHECKPOINTING, labels.CHECKPOINTING, blank=("", _("Default"))),
-    )
-    sharding = forms.ChoiceField(
-        label=_("Sharding"),
-        required=False,
-        choices=[("", labels.SHARDING[""]), *_choices(SHARDINGS, labels.SHARDING)],
-    )
-    tokens = forms.FloatField(
-        label=_("Training tokens"),
-        required=False,
-        widget=_number(min="0"),
-        help_text=_("For time and cost; 1e9 is a billion."),
-    )
-    context_len = forms.IntegerField(
-        label=_("Context length (inference, tokens)"),
-        required=False,
-        widget=_number(min="1", step="1"),
-    )
-    concurrency = forms.IntegerField(
-        label=_("Concurrent sequences (inference)"),
-        required=False,
-        widget=_number(min="1", step="1"),
-    )
     # Constraints.
     pricing = forms.MultipleChoiceField(
         label=_("Pricing models"),

@@ -10,8 +10,8 @@ from rest_framework import serializers
 
 from catalog.models import GPU, InstanceType, Provider, Region
 
-from .. import workload as workload_rules
-from ..planner import OBJECTIVES, PRICING_MODELS
+from .. import inputs
+from ..inputs import OBJECTIVES
 
 
 class StrictSerializer(serializers.Serializer):
@@ -37,29 +37,41 @@ class CommaListField(serializers.ListField):
         return super().to_internal_value(data)
 
 
-class ConstraintsSerializer(StrictSerializer):
-    providers = CommaListField(child=serializers.CharField(), required=False, default=list)
-    regions = CommaListField(child=serializers.CharField(), required=False, default=list)
-    countries = CommaListField(
-        child=serializers.CharField(max_length=2), required=False, default=list
-    )
-    mainland_china = serializers.BooleanField(required=False, allow_null=True, default=None)
-    pricing = CommaListField(
-        child=serializers.ChoiceField(choices=PRICING_MODELS), required=False, allow_empty=False
-    )
-    max_usd_per_hour = serializers.FloatField(required=False, min_value=0, allow_null=True)
-    max_total_usd = serializers.FloatField(required=False, min_value=0, allow_null=True)
-    max_hours = serializers.FloatField(required=False, min_value=0, allow_null=True)
-    gpus = CommaListField(child=serializers.CharField(), required=False, default=list)
-    min_gpu_memory_gb = serializers.FloatField(
-        required=False, min_value=0, max_value=4096, allow_null=True
-    )
-    max_gpus = serializers.IntegerField(
-        required=False, min_value=1, max_value=100_000, allow_null=True
-    )
-    allow_multi_node = serializers.BooleanField(required=False, default=True)
-    datacenter_only = serializers.BooleanField(required=False, default=False)
-    include_stale = serializers.BooleanField(required=False, default=True)
+def _field(spec: inputs.Field) -> serializers.Field:
+    """The DRF field of one input described in sizing/inputs.py."""
+    text = {"help_text": spec.help} if spec.help else {}
+    low, high = spec.bounds or (None, None)
+    if high is not None and high == float("inf"):
+        high = None
+    if spec.kind == "list":
+        if spec.choices:
+            child: serializers.Field = serializers.ChoiceField(choices=spec.choices)
+            return CommaListField(child=child, required=False, allow_empty=False, **text)
+        lengths = {"min_length": low, "max_length": high} if spec.bounds else {}
+        child = serializers.CharField(**{k: int(v) for k, v in lengths.items() if v is not None})
+        return CommaListField(child=child, required=False, default=list, **text)
+    if spec.kind == "choice":
+        return serializers.ChoiceField(choices=(*spec.choices, *spec.extra), required=False, **text)
+    if spec.kind == "bool":
+        if spec.default is None:
+            return serializers.BooleanField(required=False, allow_null=True, default=None, **text)
+        return serializers.BooleanField(required=False, default=spec.default, **text)
+    if spec.kind in ("int", "float"):
+        kind = serializers.IntegerField if spec.kind == "int" else serializers.FloatField
+        nullable = {"allow_null": True} if spec in inputs.CONSTRAINTS else {}
+        return kind(required=False, min_value=low, max_value=high, **nullable, **text)
+    return serializers.CharField(required=False, **text)
+
+
+_ConstraintFields = type(
+    "_ConstraintFields",
+    (serializers.Serializer,),
+    {spec.name: _field(spec) for spec in inputs.CONSTRAINTS},
+)
+
+
+class ConstraintsSerializer(StrictSerializer, _ConstraintFields):
+    """The planner's constraints; fields from sizing/inputs.py (CONSTRAINTS)."""
 
     def validate_providers(self, value: list[str]) -> list[str]:
         return _known(value, lambda: Provider.objects.values_list("slug", flat=True), "provider")
@@ -90,46 +102,17 @@ def _known(values: list[str], names: Callable[[], Iterable[str]], what: str) -> 
     return values
 
 
-def _bounded(name: str, kind: type[serializers.Field], **extra) -> serializers.Field:
-    low, high = workload_rules.BOUNDS[name]
-    return kind(required=False, min_value=low, max_value=high, **extra)
+_WorkloadFields = type(
+    "_WorkloadFields",
+    (serializers.Serializer,),
+    {spec.name: _field(spec) for spec in inputs.WORKLOAD if spec.api},
+)
 
 
-class WorkloadSchemaSerializer(serializers.Serializer):
-    """The workload as the OpenAPI schema shows it, built from the estimator's own rules
-    (sizing/workload.py: choices and bounds); the estimator validates it. A test checks that it
-    names every Workload field (gpu and gpu_count are /api/estimate's, outside the workload)."""
-
-    model = serializers.CharField(
-        required=False, help_text="Model preset; see fixtures/models.yaml."
-    )
-    params_b = _bounded("params_b", serializers.FloatField, help_text="Parameters, billions.")
-    task = serializers.ChoiceField(choices=workload_rules.TASKS, required=False)
-    method = serializers.ChoiceField(choices=workload_rules.METHODS, required=False)
-    precision = serializers.ChoiceField(choices=workload_rules.PRECISIONS, required=False)
-    mixed_precision = serializers.BooleanField(required=False)
-    optimizer = serializers.ChoiceField(choices=workload_rules.OPTIMIZERS, required=False)
-    batch_size = _bounded("batch_size", serializers.IntegerField, help_text="Per GPU.")
-    seq_len = _bounded("seq_len", serializers.IntegerField)
-    gradient_checkpointing = serializers.ChoiceField(
-        choices=workload_rules.CHECKPOINTING, required=False, help_text="Booleans accepted."
-    )
-    sharding = serializers.ChoiceField(
-        choices=(*workload_rules.SHARDINGS, "auto"),
-        required=False,
-        help_text="Leave out (or auto) to let the planner choose.",
-    )
-    lora_rank = _bounded("lora_rank", serializers.IntegerField)
-    lora_targets = serializers.ChoiceField(choices=workload_rules.LORA_TARGETS, required=False)
-    tokens = _bounded("tokens", serializers.FloatField, help_text="Tokens to train on.")
-    context_len = _bounded("context_len", serializers.IntegerField, help_text="Inference.")
-    concurrency = _bounded("concurrency", serializers.IntegerField, help_text="Inference.")
-    tensor_parallel = _bounded("tensor_parallel", serializers.IntegerField)
-    pipeline_parallel = _bounded("pipeline_parallel", serializers.IntegerField)
-    gradient_accumulation = _bounded(
-        "gradient_accumulation", serializers.IntegerField, help_text="Micro-batches per step."
-    )
-    attention = serializers.ChoiceField(choices=workload_rules.ATTENTION_IMPLS, required=False)
+class WorkloadSchemaSerializer(_WorkloadFields):
+    """The workload as the OpenAPI schema shows it, built from sizing/inputs.py (WORKLOAD);
+    the estimator validates it. A test checks that it names every Workload field (gpu and
+    gpu_count are /api/estimate's, outside the workload)."""
 
 
 @extend_schema_field(WorkloadSchemaSerializer)

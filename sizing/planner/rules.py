@@ -11,16 +11,16 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from ..inputs import HEADROOM, OBJECTIVES, PRICING_MODELS  # noqa: F401 (re-exported)
+
 if TYPE_CHECKING:
     from ..estimator import Estimate
     from .offers import Constraints, Offer
 
-# Below this free share of GPU memory a plan is flagged: allocator fragmentation and batch
-# variance eat ~5-10% in practice (PyTorch CUDA caching allocator notes).
-HEADROOM_WARN_PCT = 10.0
-# A plan must leave at least this share of GPU memory free to count as fitting; between this and
-# HEADROOM_WARN_PCT it fits with a warning. /api/estimate's min_gpus uses the same margin.
-FIT_HEADROOM = 0.05
+# The headroom setting (sizing/inputs.py HEADROOM): a plan must leave FIT_HEADROOM of GPU memory
+# free to count as fitting; under HEADROOM_WARN_PCT free it fits with a warning.
+HEADROOM_WARN_PCT = round(HEADROOM.warn * 100, 9)
+FIT_HEADROOM = HEADROOM.fit
 # Multi-node over an instance whose network speed is not recorded, and that has no RDMA fabric:
 # assume ordinary cloud networking.
 PLAIN_NETWORK_GBPS = 10.0
@@ -41,9 +41,6 @@ DEFAULT_MAX_GPUS = 128
 # Spot capacity is reclaimed without notice beyond a short warning (AWS: 2 minutes); a job that
 # saves every 30 minutes loses at most half an hour of work per interruption.
 SPOT_CHECKPOINT_MINUTES = 30
-
-OBJECTIVES = ("cheapest", "fastest", "cheapest_hourly")
-PRICING_MODELS = ("on_demand", "spot", "monthly", "yearly", "reserved_1y", "reserved_3y")
 
 
 # --- Billing --------------------------------------------------------------------------------

@@ -426,3 +426,24 @@ def test_defaults_are_filled_per_task_and_method():
     assert wl(model="vit-l-16").seq_len == 197
     assert wl(params_b=7).arch.family == "generic"
     assert wl(model="gpt2", sharding="auto").sharding is None
+
+
+def test_the_input_description_names_every_workload_field_once():
+    """sizing/inputs.py is the one list: parse_workload, the serializers, the form and the CLI
+    all read it, so it must name exactly the Workload dataclass's inputs."""
+    from dataclasses import fields
+
+    from sizing import inputs
+    from sizing.workload import Workload
+
+    names = [f.name for f in inputs.WORKLOAD]
+    assert len(names) == len(set(names))
+    assert set(names) == {f.name for f in fields(Workload)} - {"arch"}
+
+
+def test_one_headroom_setting_drives_estimator_and_planner():
+    from sizing import estimator, inputs, planner
+
+    assert inputs.HEADROOM.warn == estimator.DEFAULT_HEADROOM
+    assert inputs.HEADROOM.fit == planner.FIT_HEADROOM
+    assert 100 * inputs.HEADROOM.warn == planner.HEADROOM_WARN_PCT

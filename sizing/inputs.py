@@ -1,0 +1,326 @@
+"""The one description of what a sizing request may carry: workload and constraint fields.
+
+Each `Field` names its type, allowed values, bounds, default and help text. Everything that
+reads a workload or constraints is derived from these tables: `parse_workload` (validation),
+the API serializers and so the OpenAPI schema, the plan form's fields, and the stand-alone CLI's
+options (generated into clients/gpuatlas.py by `make schema`; a test keeps them in step). A new
+field is one `Field(...)` line here plus its meaning in the estimator. Pure Python, no Django.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+def gettext_noop(text: str) -> str:
+    """Marks a label for translation (makemessages extracts it) without importing Django."""
+    return text
+
+
+TASKS = ("pretrain", "finetune", "inference")
+METHODS = ("full", "lora", "qlora", "freeze")
+PRECISIONS = ("fp32", "bf16", "fp16", "fp8", "int8", "int4")
+OPTIMIZERS = ("adamw", "adamw_8bit", "sgd", "adafactor")
+CHECKPOINTING = ("none", "selective", "full")
+SHARDINGS = ("none", "zero1", "zero2", "zero3", "fsdp")
+LORA_TARGETS = ("attention", "all_linear")
+ATTENTION_IMPLS = ("flash", "eager")
+OBJECTIVES = ("cheapest", "fastest", "cheapest_hourly")
+PRICING_MODELS = ("on_demand", "spot", "monthly", "yearly", "reserved_1y", "reserved_3y")
+
+
+@dataclass(frozen=True)
+class Headroom:
+    """GPU memory kept free for what the model does not see (allocator fragmentation bursts,
+    NCCL buffers, a longer batch; the PyTorch caching allocator notes put it at 5-10%)."""
+
+    fit: float  # a plan or /api/estimate's fit test must leave this share free
+    warn: float  # below this share free a plan is flagged; the bare estimator's default margin
+
+
+# The one headroom setting: the planner and /api/estimate reject above 95% of the card and warn
+# under 10% free; `estimate()` called on its own keeps 10% (DESIGN.md).
+HEADROOM = Headroom(fit=0.05, warn=0.10)
+
+
+@dataclass(frozen=True)
+class Field:
+    """One input field: `kind` is choice, int, float, bool, text or list (of text or choices)."""
+
+    name: str
+    kind: str
+    label: str
+    help: str = ""
+    choices: tuple[str, ...] = ()
+    bounds: tuple[float, float] | None = None  # inclusive; for a list of text: its length
+    default: object = None  # the default when it does not depend on other fields
+    extra: tuple[str, ...] = ()  # accepted besides `choices` (a synonym such as "auto")
+    form: bool = True  # on the plan page
+    cli: bool = True  # a CLI option
+    api: bool = True  # in the API's workload schema (gpu and gpu_count are /api/estimate's)
+    bare: str | None = None  # CLI: the value a bare `--flag` stands for
+    count: bool = False  # CLI: accepts 2e9, 200M, 1.5B
+
+
+WORKLOAD: tuple[Field, ...] = (
+    Field("model", "text", gettext_noop("Model preset"), "Model preset; see fixtures/models.yaml."),
+    Field(
+        "params_b",
+        "float",
+        gettext_noop("or parameters (billions)"),
+        "Parameters, billions.",
+        bounds=(0.001, 3000),
+    ),
+    Field("task", "choice", gettext_noop("Task"), "", TASKS, default="finetune"),
+    Field(
+        "method",
+        "choice",
+        gettext_noop("Method"),
+        "Training method (default full; none for inference).",
+        METHODS,
+    ),
+    Field("precision", "choice", gettext_noop("Precision"), "Default bf16.", PRECISIONS),
+    Field(
+        "mixed_precision",
+        "bool",
+        gettext_noop("Mixed precision"),
+        "fp32 master weights and gradients (default on for bf16/fp16/fp8 training).",
+        form=False,
+    ),
+    Field("optimizer", "choice", gettext_noop("Optimizer"), "Default AdamW.", OPTIMIZERS),
+    Field(
+        "batch_size",
+        "int",
+        gettext_noop("Batch size per GPU (sequences)"),
+        "Per GPU.",
+        bounds=(1, 4096),
+    ),
+    Field(
+        "seq_len",
+        "int",
+        gettext_noop("Sequence length (tokens)"),
+        "Tokens per sequence.",
+        bounds=(1, 1_048_576),
+    ),
+    Field(
+        "gradient_checkpointing",
+        "choice",
+        gettext_noop("Gradient checkpointing"),
+        "Booleans accepted; a bare CLI flag means full.",
+        CHECKPOINTING,
+        bare="full",
+    ),
+    Field(
+        "sharding",
+        "choice",
+        gettext_noop("Sharding"),
+        "Leave out (or auto) to let the planner choose.",
+        SHARDINGS,
+        extra=("auto",),
+    ),
+    Field(
+        "lora_rank",
+        "int",
+        gettext_noop("LoRA rank"),
+        "Default 16.",
+        bounds=(1, 1024),
+        form=False,
+    ),
+    Field(
+        "lora_targets",
+        "choice",
+        gettext_noop("LoRA targets"),
+        "Default all_linear.",
+        LORA_TARGETS,
+        form=False,
+    ),
+    Field(
+        "tokens",
+        "float",
+        gettext_noop("Training tokens"),
+        "Tokens to train on.",
+        bounds=(0, 1e15),
+        count=True,
+    ),
+    Field(
+        "context_len",
+        "int",
+        gettext_noop("Context length (inference, tokens)"),
+        "Inference.",
+        bounds=(1, 1_048_576),
+    ),
+    Field(
+        "concurrency",
+        "int",
+        gettext_noop("Concurrent sequences (inference)"),
+        "Inference.",
+        bounds=(1, 65_536),
+    ),
+    Field(
+        "gpu",
+        "text",
+        gettext_noop("GPU"),
+        "GPU slug (estimate only).",
+        form=False,
+        cli=False,
+        api=False,
+    ),
+    Field(
+        "gpu_count",
+        "int",
+        gettext_noop("GPUs"),
+        "GPU count (estimate only).",
+        bounds=(1, 4096),
+        form=False,
+        cli=False,
+        api=False,
+    ),
+    Field(
+        "tensor_parallel",
+        "int",
+        gettext_noop("Tensor parallel"),
+        "",
+        bounds=(1, 64),
+        default=1,
+        form=False,
+        cli=False,
+    ),
+    Field(
+        "pipeline_parallel",
+        "int",
+        gettext_noop("Pipeline parallel"),
+        "",
+        bounds=(1, 256),
+        default=1,
+        form=False,
+        cli=False,
+    ),
+    Field(
+        "gradient_accumulation",
+        "int",
+        gettext_noop("Gradient accumulation"),
+        "Micro-batches per step.",
+        bounds=(1, 65_536),
+        form=False,
+        cli=False,
+    ),
+    Field(
+        "attention", "choice", gettext_noop("Attention"), "", ATTENTION_IMPLS, form=False, cli=False
+    ),
+)
+
+CONSTRAINTS: tuple[Field, ...] = (
+    Field("providers", "list", gettext_noop("Providers"), "Provider slugs; none: all.", default=()),
+    Field(
+        "regions",
+        "list",
+        gettext_noop("Regions"),
+        "Region codes; none: all.",
+        default=(),
+        form=False,
+    ),
+    Field(
+        "countries",
+        "list",
+        gettext_noop("Countries"),
+        "ISO country codes; none: all.",
+        bounds=(1, 2),
+        default=(),
+        form=False,
+    ),
+    Field(
+        "mainland_china",
+        "bool",
+        gettext_noop("Mainland China"),
+        "true: only mainland China; false: outside it; none: both.",
+    ),
+    Field(
+        "pricing",
+        "list",
+        gettext_noop("Pricing models"),
+        "None given: all, with commitment terms only for long enough runs.",
+        PRICING_MODELS,
+        default=PRICING_MODELS,
+    ),
+    Field(
+        "max_usd_per_hour",
+        "float",
+        gettext_noop("Budget per hour (USD)"),
+        "",
+        bounds=(0, float("inf")),
+    ),
+    Field(
+        "max_total_usd", "float", gettext_noop("Total budget (USD)"), "", bounds=(0, float("inf"))
+    ),
+    Field("max_hours", "float", gettext_noop("At most (hours)"), "", bounds=(0, float("inf"))),
+    Field("gpus", "list", gettext_noop("GPUs"), "GPU slugs; none: all.", default=()),
+    Field(
+        "min_gpu_memory_gb",
+        "float",
+        gettext_noop("GPU memory at least (GiB)"),
+        "",
+        bounds=(0, 4096),
+    ),
+    Field(
+        "max_gpus",
+        "int",
+        gettext_noop("At most GPUs"),
+        "Default 128.",
+        bounds=(1, 100_000),
+    ),
+    Field(
+        "allow_multi_node",
+        "bool",
+        gettext_noop("Allow several nodes"),
+        "",
+        default=True,
+    ),
+    Field(
+        "datacenter_only",
+        "bool",
+        gettext_noop("Datacenter GPUs only"),
+        "No GeForce parts.",
+        default=False,
+    ),
+    Field(
+        "include_stale",
+        "bool",
+        gettext_noop("Include stale prices"),
+        "",
+        default=True,
+    ),
+)
+
+WORKLOAD_BY_NAME = {f.name: f for f in WORKLOAD}
+CONSTRAINTS_BY_NAME = {f.name: f for f in CONSTRAINTS}
+# Bounds of the numeric workload fields: (low, high), inclusive.
+BOUNDS: dict[str, tuple[float, float]] = {f.name: f.bounds for f in WORKLOAD if f.bounds}
+INT_FIELDS = tuple(f.name for f in WORKLOAD if f.kind == "int")
+
+
+def cli_options() -> list[tuple[str, str, str, str | None]]:
+    """The CLI's workload options as (field, kind, help, bare value) rows, in order: what `make
+    schema` writes into clients/gpuatlas.py (a stdlib-only script that cannot import this)."""
+    rows = []
+    for f in WORKLOAD:
+        if not f.cli:
+            continue
+        text = f.help
+        if f.choices:
+            text = f"{', '.join((*f.choices, *f.extra))}. {text}".strip()
+        rows.append((f.name, "count" if f.count else f.kind, text, f.bare))
+    return rows
+
+
+CLI_BEGIN = (
+    "# --- Workload options: generated from sizing/inputs.py by `make schema`; do not edit. ---"
+)
+CLI_END = "# --- End of the generated workload options. ---"
+
+
+def cli_block() -> str:
+    """The Python source of the CLI's generated block (between CLI_BEGIN and CLI_END)."""
+    lines = [CLI_BEGIN, "WORKLOAD_OPTIONS: list[tuple[str, str, str, str | None]] = ["]
+    lines += [f"    {row!r}," for row in cli_options()]
+    lines += ["]", CLI_END]
+    return "\n".join(lines) + "\n"

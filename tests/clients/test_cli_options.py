@@ -1,0 +1,64 @@
+"""The CLI's workload options agree with the one description in sizing/inputs.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from clients import gpuatlas
+from sizing import inputs
+from sizing.api.serializers import WorkloadSchemaSerializer
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def test_generated_options_are_current():
+    """Adding a workload field to sizing/inputs.py fails here until `make schema` is run."""
+    assert [tuple(row) for row in gpuatlas.WORKLOAD_OPTIONS] == inputs.cli_options()
+
+
+def test_generated_block_is_delimited_once():
+    text = (ROOT / "clients" / "gpuatlas.py").read_text(encoding="utf-8")
+    assert text.count(inputs.CLI_BEGIN) == 1 and text.count(inputs.CLI_END) == 1
+
+
+def test_every_cli_field_is_an_api_workload_field():
+    api = set(WorkloadSchemaSerializer().fields)
+    assert {row[0] for row in gpuatlas.WORKLOAD_OPTIONS} <= api
+
+
+def test_every_option_reaches_the_request_body():
+    """One value per option, as a user would type it, comes out under the field's own name."""
+    typed = {"int": "3", "float": "2.5", "count": "2M", "text": "llama-3-8b"}
+    argv = ["estimate"]
+    expected = {}
+    for field, kind, _help, _bare in gpuatlas.WORKLOAD_OPTIONS:
+        flag = "--" + field.replace("_", "-")
+        if kind == "bool":
+            argv.append("--no-" + flag[2:])
+            expected[field] = False
+        elif kind == "choice":
+            value = inputs.WORKLOAD_BY_NAME[field].choices[-1]
+            argv += [flag, value]
+            expected[field] = value
+        else:
+            argv += [flag, typed[kind]]
+            expected[field] = {"int": 3, "float": 2.5, "count": 2e6}.get(kind, typed[kind])
+    args = gpuatlas.build_parser().parse_args(argv)
+    assert gpuatlas.workload_of(args) == expected
+
+
+def test_a_bare_flag_takes_its_described_value():
+    args = gpuatlas.build_parser().parse_args(["estimate", "--gradient-checkpointing"])
+    assert gpuatlas.workload_of(args) == {"gradient_checkpointing": "full"}
+
+
+def test_rewriting_keeps_the_rest_of_the_file():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "cli_options", ROOT / "scripts" / "cli_options.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    text = f"head\n{inputs.CLI_BEGIN}\nOLD = 1\n{inputs.CLI_END}\ntail\n"
+    assert module.rewrite(text) == "head\n" + inputs.cli_block() + "tail\n"
