@@ -2,6 +2,9 @@
 
 from django.db import models
 
+from . import pricing
+from .pricing import PRICING_MODEL_LABELS
+
 
 class Vendor(models.TextChoices):
     NVIDIA = "nvidia", "NVIDIA"
@@ -87,13 +90,11 @@ class DiskType(models.TextChoices):
     NONE = "none", "None"
 
 
-class PricingModel(models.TextChoices):
-    ON_DEMAND = "on_demand", "On demand"
-    SPOT = "spot", "Spot / preemptible"
-    MONTHLY = "monthly", "Monthly subscription"
-    YEARLY = "yearly", "Yearly subscription"
-    RESERVED_1Y = "reserved_1y", "Reserved, 1 year"
-    RESERVED_3Y = "reserved_3y", "Reserved, 3 years"
+# The pricing models are listed once, in catalog/pricing.py (pure, for the planner).
+PricingModel = models.TextChoices(
+    "PricingModel",
+    [(model.name, (model.value, PRICING_MODEL_LABELS[model])) for model in pricing.PricingModel],
+)
 
 
 class PriceUnit(models.TextChoices):

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import difflib
 from datetime import timedelta
 
 import django_filters as filters
 from django import forms as django_forms
 from django.db.models import Q
 from django.utils import timezone
+
+from catalog.suggest import did_you_mean
 
 from . import choices
 from .models import (
@@ -70,9 +71,10 @@ class KnownNamesForm(django_forms.Form):
             known = load()
             for value in values:
                 if value not in known:
-                    close = difflib.get_close_matches(value, sorted(known), n=3, cutoff=0.5)
-                    hint = f"; did you mean {', '.join(close)}?" if close else ""
-                    self.add_error(name, f"unknown {what} {value!r}{hint}")
+                    hint = did_you_mean(value, known)
+                    self.add_error(
+                        name, f"unknown {what} {value!r}" + (f"; {hint}" if hint else "")
+                    )
         return cleaned
 
 

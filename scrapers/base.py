@@ -16,6 +16,8 @@ from typing import Any, ClassVar
 
 import httpx
 
+from catalog.pricing import PricingModel
+
 USER_AGENT = (
     "GPUAtlas/1.0 (+https://github.com/gpu-atlas; price catalog refresh; contact via repository)"
 )
@@ -169,7 +171,7 @@ class Scraper:
 
         Override when a model depends on configuration (e.g. AWS spot needs a spot source).
         """
-        return frozenset(("on_demand", "spot", "monthly", "yearly", "reserved_1y", "reserved_3y"))
+        return frozenset(model.value for model in PricingModel)
 
     # --- to implement ------------------------------------------------------------------
     def fetch(self, client: HttpClient) -> Iterator[Page]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from catalog.pricing import PricingModel
+
 
 def gettext_noop(text: str) -> str:
     """Marks a label for translation (makemessages extracts it) without importing Django."""
@@ -26,7 +28,7 @@ SHARDINGS = ("none", "zero1", "zero2", "zero3", "fsdp")
 LORA_TARGETS = ("attention", "all_linear")
 ATTENTION_IMPLS = ("flash", "eager")
 OBJECTIVES = ("cheapest", "fastest", "cheapest_hourly")
-PRICING_MODELS = ("on_demand", "spot", "monthly", "yearly", "reserved_1y", "reserved_3y")
+PRICING_MODELS = tuple(model.value for model in PricingModel)  # listed once: catalog/pricing.py
 
 
 @dataclass(frozen=True)

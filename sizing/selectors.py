@@ -23,7 +23,8 @@ from catalog.querysets import stale_cutoff
 from catalog.selectors import catalog_as_of
 
 from .estimator import Estimate, GPUSpec, Workload, estimate
-from .planner import Constraints, Offer, OfferBook, Plan, plan
+from .messages import DEFAULT_LANGUAGE, Message, MessageCode, message_dict, message_render
+from .planner import Constraints, Offer, OfferBook, Plan, PlanResult, Rejections, plan
 
 logger = logging.getLogger(__name__)
 
@@ -208,8 +209,12 @@ def estimate_dict(est: Estimate, *, gpu: str | None, gpu_count: int) -> dict[str
     }
 
 
-def plan_dict(p: Plan) -> dict[str, Any]:
+def plan_dict(p: Plan, lang: str = DEFAULT_LANGUAGE) -> dict[str, Any]:
+    """A plan as the API returns it; reasons and warnings in ``lang``, as sentences and as
+    coded messages."""
     offer = p.offer
+    reasons = [message_dict(m, lang) for m in p.reasons]
+    warnings = [message_dict(m, lang) for m in p.warnings]
     return {
         "rank": p.rank,
         "provider": offer.provider,
@@ -237,9 +242,27 @@ def plan_dict(p: Plan) -> dict[str, Any]:
         "host_check": p.host_check,
         "price_observed_at": offer.observed_at,
         "stale": offer.stale,
-        "reasons": p.reasons,
-        "warnings": p.warnings,
+        "reasons": [m["text"] for m in reasons],
+        "warnings": [m["text"] for m in warnings],
+        "reason_messages": reasons,
+        "warning_messages": warnings,
     }
+
+
+def rejected_dict(rejected: Rejections, lang: str = DEFAULT_LANGUAGE) -> dict[str, Any]:
+    """Rejections by reason code: count, what the code means, and examples, in ``lang``."""
+    answer = {}
+    for reason, entry in rejected.by_reason.items():
+        examples = [message_dict(m, lang) for m in entry["examples"]]
+        answer[str(reason)] = {
+            "count": entry["count"],
+            "examples": [m["text"] for m in examples],
+            "code": str(reason),
+            "params": {},
+            "text": message_render(reason, {}, lang),
+            "example_messages": examples,
+        }
+    return answer
 
 
 def _headline_estimate(workload: Workload, plans: list[Plan]) -> dict[str, Any]:
@@ -277,15 +300,23 @@ def catalog_version() -> str:
     return hashlib.sha256(repr(row).encode()).hexdigest()
 
 
-def _answer_key(workload: Workload, constraints: Constraints, objective: str, limit: int) -> str:
-    text = repr((workload, constraints, objective, limit, settings.PRICE_STALE_AFTER_DAYS))
+def _answer_key(
+    workload: Workload, constraints: Constraints, objective: str, limit: int, lang: str
+) -> str:
+    text = repr((workload, constraints, objective, limit, lang, settings.PRICE_STALE_AFTER_DAYS))
     return "recommend:" + hashlib.sha256(text.encode()).hexdigest()
 
 
 def recommend(
-    workload: Workload, constraints: Constraints, *, objective: str, limit: int
+    workload: Workload,
+    constraints: Constraints,
+    *,
+    objective: str,
+    limit: int,
+    lang: str = DEFAULT_LANGUAGE,
 ) -> dict[str, Any]:
-    """Ranked plans for a workload over the live catalog, with rejections and advice.
+    """Ranked plans for a workload over the live catalog, with rejections and advice, their
+    text in ``lang`` (sizing.messages.LANGUAGES).
 
     Answers are cached per request and catalog fingerprint, so bursts of the same question cost
     one small query each; any write to the catalog (a refresh, a curator's edit) changes the
@@ -293,7 +324,7 @@ def recommend(
     """
     now = timezone.now()
     version = catalog_version()
-    key = f"{_answer_key(workload, constraints, objective, limit)}:{version}"
+    key = f"{_answer_key(workload, constraints, objective, limit, lang)}:{version}"
     cached = _cache_get(key)
     if cached is not None and now < cached["valid_until"]:
         return cached["answer"]
@@ -301,9 +332,10 @@ def recommend(
     result = plan(workload, book, constraints, objective=objective, limit=limit)
     answer = {
         "estimate": _headline_estimate(workload, result.plans),
-        "recommendations": [plan_dict(p) for p in result.plans],
-        "rejected": result.rejected.by_reason,
-        "advice": result.advice,
+        "recommendations": [plan_dict(p, lang) for p in result.plans],
+        "rejected": rejected_dict(result.rejected, lang),
+        "advice": [message_render(m.code, m.params, lang) for m in result.advice],
+        "advice_messages": [message_dict(m, lang) for m in result.advice],
         "catalog_as_of": catalog_as_of(),
         "objective": objective,
         "considered": result.considered,
@@ -334,7 +366,11 @@ def _cache_set(key: str, value: Any, timeout: int) -> None:
 
 
 def compare(
-    workload: Workload, targets: list[dict[str, str]], constraints: Constraints
+    workload: Workload,
+    targets: list[dict[str, str]],
+    constraints: Constraints,
+    *,
+    lang: str = DEFAULT_LANGUAGE,
 ) -> dict[str, Any]:
     """One row per named instance type or GPU: its best plan, or why nothing fits.
 
@@ -361,14 +397,21 @@ def compare(
         result = plan(workload, subset, scope, limit=1)
         if result.plans:
             first_fit = first_fit or result.plans[0]
-            row = {**plan_dict(result.plans[0]), "fits": True, "why_not": None}
+            row = {
+                **plan_dict(result.plans[0], lang),
+                "fits": True,
+                "why_not": None,
+                "why_not_message": None,
+            }
         else:
+            why_not = message_dict(_why_not(result, subset, label), lang)
             row = {
                 "provider": target.get("provider"),
                 "instance_type": target.get("instance_type"),
                 "gpu": target.get("gpu"),
                 "fits": False,
-                "why_not": _why_not(result, subset, label),
+                "why_not": why_not["text"],
+                "why_not_message": why_not,
             }
         row["target"] = label
         rows.append(row)
@@ -379,12 +422,17 @@ def compare(
     }
 
 
-def _why_not(result, subset: list[Offer], label: str) -> str:
+def _why_not(result: PlanResult, subset: list[Offer], label: str) -> Message:
+    """Why a compared target has no plan: its most frequent rejection, with an example."""
     if not subset:
-        return f"no current price for {label} within the constraints"
+        return Message(MessageCode.NO_PRICE_IN_SCOPE, {"target": label})
     reasons = sorted(result.rejected.by_reason.items(), key=lambda item: -item[1]["count"])
     if not reasons:
-        return "nothing fits"
+        return Message(MessageCode.NOTHING_FITS)
     reason, entry = reasons[0]
-    example = entry["examples"][0] if entry["examples"] else ""
-    return f"{reason}: {example}"
+    example = (
+        entry["examples"][0]
+        if entry["examples"]
+        else Message(MessageCode.EXAMPLE_OFFER, {"offer": ""})
+    )
+    return Message(MessageCode.WHY_NOT, {"reason": str(reason), "example": example})

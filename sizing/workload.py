@@ -6,10 +6,11 @@ or raises `WorkloadError` naming every bad field at once.
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from dataclasses import dataclass, field, fields, replace
+
+from catalog.suggest import close_names
 
 from .inputs import (  # noqa: F401  (re-exported: the names callers import from here)
     ATTENTION_IMPLS,
@@ -128,11 +129,7 @@ class Workload:
 
 
 def _closest(name: str, presets: dict[str, ModelArch]) -> list[str]:
-    names = list(presets)
-    close = difflib.get_close_matches(name.lower(), names, n=5, cutoff=0.5)
-    if not close:
-        close = [n for n in names if name.lower().split("-")[0] in n][:5]
-    return close
+    return close_names(name.lower(), presets, limit=5)
 
 
 def _as_int(v: object) -> int | None:
@@ -195,7 +192,7 @@ def parse_workload(data: dict, presets: dict[str, ModelArch]) -> Workload:
     known = {f.name for f in WORKLOAD}
     for key in data:
         if key not in known:
-            near = difflib.get_close_matches(str(key), sorted(known), n=1)
+            near = close_names(str(key), known, limit=1)
             hint = f" Did you mean {near[0]!r}?" if near else ""
             err(str(key), f"Unknown field.{hint}")
     raw = {k: v for k, v in data.items() if k in known and v is not None and v != ""}

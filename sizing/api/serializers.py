@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from catalog.models import GPU, InstanceType, Provider, Region
+from catalog.suggest import did_you_mean
 
 from .. import inputs
 from ..inputs import OBJECTIVES
@@ -94,9 +94,8 @@ def _known(values: list[str], names: Callable[[], Iterable[str]], what: str) -> 
     problems = []
     for item in values:
         if item not in known:
-            close = difflib.get_close_matches(item, sorted(known), n=3, cutoff=0.5)
-            hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            problems.append(f"unknown {what} {item!r}{hint}")
+            hint = did_you_mean(item, known)
+            problems.append(f"unknown {what} {item!r}" + (f" ({hint})" if hint else ""))
     if problems:
         raise serializers.ValidationError(problems)
     return values
@@ -199,6 +198,15 @@ class EstimateOutputSerializer(serializers.Serializer):
     notes = serializers.ListField(child=serializers.CharField())
 
 
+class MessageSerializer(serializers.Serializer):
+    """A coded sentence: a stable code (see docs/api.md), the figures it names, and the text
+    in the request's language (``?lang=`` or Accept-Language: en, zh-hans)."""
+
+    code = serializers.CharField()
+    params = serializers.DictField()
+    text = serializers.CharField()
+
+
 class InterconnectOutputSerializer(serializers.Serializer):
     intra_node = serializers.CharField(allow_null=True)
     intra_node_bandwidth_gb_s = serializers.FloatField(allow_null=True)
@@ -232,11 +240,17 @@ class RecommendationSerializer(serializers.Serializer):
     stale = serializers.BooleanField()
     reasons = serializers.ListField(child=serializers.CharField())
     warnings = serializers.ListField(child=serializers.CharField())
+    reason_messages = MessageSerializer(many=True, help_text="The reasons, coded.")
+    warning_messages = MessageSerializer(many=True, help_text="The warnings, coded.")
 
 
 class RejectedEntrySerializer(serializers.Serializer):
     count = serializers.IntegerField()
     examples = serializers.ListField(child=serializers.CharField())
+    code = serializers.CharField(help_text="The rejection code (the entry's key).")
+    params = serializers.DictField()
+    text = serializers.CharField(help_text="What the code means, in the request's language.")
+    example_messages = MessageSerializer(many=True, help_text="The examples, coded.")
 
 
 class RecommendOutputSerializer(serializers.Serializer):
@@ -244,6 +258,7 @@ class RecommendOutputSerializer(serializers.Serializer):
     recommendations = RecommendationSerializer(many=True)
     rejected = serializers.DictField(child=RejectedEntrySerializer())
     advice = serializers.ListField(child=serializers.CharField())
+    advice_messages = MessageSerializer(many=True, help_text="The advice, coded.")
     catalog_as_of = serializers.DateTimeField(allow_null=True)
     objective = serializers.CharField()
     considered = serializers.IntegerField()
@@ -251,16 +266,17 @@ class RecommendOutputSerializer(serializers.Serializer):
 
 class CompareRowSerializer(RecommendationSerializer):
     """A plan's keys when the target fits; when it does not, only provider, instance_type, gpu,
-    fits, why_not and target."""
+    fits, why_not, why_not_message and target."""
 
     target = serializers.CharField(help_text="The target as named: GPU slug or provider/type.")
     fits = serializers.BooleanField()
     why_not = serializers.CharField(allow_null=True)
+    why_not_message = MessageSerializer(allow_null=True, help_text="why_not, coded.")
 
     def get_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()
         for name, field in fields.items():
-            if name not in ("target", "fits", "why_not"):
+            if name not in ("target", "fits", "why_not", "why_not_message"):
                 field.required = False
         return fields
 

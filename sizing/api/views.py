@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import fields as dataclass_fields
 from typing import Any
 
+from django.utils import translation
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers as drf_serializers
@@ -17,6 +18,7 @@ from catalog.models import GPU
 
 from .. import selectors
 from ..estimator import WorkloadError, estimate, parse_workload
+from ..messages import LANGUAGES, language_of
 from ..planner import FIT_HEADROOM, Constraints
 from ..presets import load_presets
 from . import serializers
@@ -60,6 +62,29 @@ def _constraints(data: dict[str, Any] | None) -> Constraints:
     return Constraints(**values)
 
 
+LANG_PARAMETER = OpenApiParameter(
+    "lang",
+    OpenApiTypes.STR,
+    enum=list(LANGUAGES),
+    description="Language of reasons, warnings, advice and rejections (each also carries a "
+    "stable code and params). Default: from Accept-Language, else en.",
+)
+
+
+def message_language(request: Request) -> str:
+    """The language of an answer's messages: ``?lang=``, else Accept-Language, else English."""
+    raw = request.query_params.get("lang")
+    if raw is not None:
+        lang = language_of(raw)
+        if lang is None:
+            raise drf_serializers.ValidationError(
+                {"lang": [f"unknown language {raw!r}; expected one of: {', '.join(LANGUAGES)}"]}
+            )
+        return lang
+    header = translation.get_language_from_request(request._request)
+    return language_of(header) or LANGUAGES[0]
+
+
 def constraints_from(data: dict[str, Any]) -> Constraints:
     """Constraints as /api/recommend reads them from its callers: validated by the same
     serializer, with the same defaults (the plan page uses this too)."""
@@ -98,7 +123,7 @@ class EstimateView(APIView):
 
 # Query-string names of /api/recommend: workload fields, constraint fields, objective and limit.
 CONSTRAINT_FIELDS = set(serializers.ConstraintsSerializer().fields)
-TOP_FIELDS = {"objective", "limit", "format"}
+TOP_FIELDS = {"objective", "limit", "format", "lang"}
 
 
 def _query_value(raw: str) -> Any:
@@ -146,12 +171,13 @@ class RecommendView(APIView):
         request=serializers.RecommendInputSerializer,
         responses=serializers.RecommendOutputSerializer,
         description=WORKLOAD_DOC,
+        parameters=[LANG_PARAMETER],
     )
     def post(self, request: Request) -> Response:
-        return self._answer(request.data)
+        return self._answer(request.data, message_language(request))
 
     @extend_schema(
-        parameters=_query_parameters(),
+        parameters=[*_query_parameters(), LANG_PARAMETER],
         responses=serializers.RecommendOutputSerializer,
         description="The same fields as POST, flat in the query string; lists comma-separated. "
         + WORKLOAD_DOC,
@@ -168,16 +194,18 @@ class RecommendView(APIView):
             else:
                 workload[name] = _query_value(raw)
         top.pop("format", None)
-        return self._answer({"workload": workload, "constraints": constraints, **top})
+        top.pop("lang", None)
+        lang = message_language(request)
+        return self._answer({"workload": workload, "constraints": constraints, **top}, lang)
 
-    def _answer(self, data: Any) -> Response:
+    def _answer(self, data: Any, lang: str) -> Response:
         form = serializers.RecommendInputSerializer(data=data)
         form.is_valid(raise_exception=True)
         values = form.validated_data
         workload = _workload(values["workload"])
         constraints = _constraints(values.get("constraints"))
         answer = selectors.recommend(
-            workload, constraints, objective=values["objective"], limit=values["limit"]
+            workload, constraints, objective=values["objective"], limit=values["limit"], lang=lang
         )
         return Response(answer)
 
@@ -191,6 +219,7 @@ class CompareView(APIView):
         request=serializers.CompareInputSerializer,
         responses=serializers.CompareOutputSerializer,
         description=WORKLOAD_DOC,
+        parameters=[LANG_PARAMETER],
     )
     def post(self, request: Request) -> Response:
         form = serializers.CompareInputSerializer(data=request.data)
@@ -198,4 +227,5 @@ class CompareView(APIView):
         values = form.validated_data
         workload = _workload(values["workload"])
         constraints = _constraints(values.get("constraints"))
-        return Response(selectors.compare(workload, values["targets"], constraints))
+        lang = message_language(request)
+        return Response(selectors.compare(workload, values["targets"], constraints, lang=lang))

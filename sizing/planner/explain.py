@@ -4,12 +4,16 @@ rejection lists, and the advice of a planning run."""
 from __future__ import annotations
 
 import heapq
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
+from catalog.pricing import PricingModel
+
 from ..estimator import Estimate, GPUSpec, Workload, estimate
+from ..messages import Message
+from ..messages import MessageCode as C
+from ..messages import RejectionCode as R
 from .offers import Constraints, Offer
 from .results import Plan, Rejections
 from .rules import (
@@ -20,6 +24,7 @@ from .rules import (
     MIN_RAM_TO_GPU_MEMORY,
     MIN_VCPUS_PER_GPU,
     SPOT_CHECKPOINT_MINUTES,
+    TERM_HOURS,
     _billed_amount,
     _terms_billed,
 )
@@ -36,28 +41,30 @@ TwinOf = Callable[[Offer], _Candidate | None]
 
 
 # --- One plan -------------------------------------------------------------------------------
-def _host_check(offer: Offer, workload: Workload) -> tuple[dict[str, Any], list[str]]:
+def _host_check(offer: Offer, workload: Workload) -> tuple[dict[str, Any], list[Message]]:
     gpus = max(offer.gpu_count, 1.0)
     gpu_memory = offer.gpu.memory_gib * offer.gpu_count
     ram_ratio = offer.ram_gib / gpu_memory if gpu_memory else 0.0
     vcpus_per_gpu = offer.vcpus / gpus
     nvme = offer.local_disk_type == "nvme" and offer.local_disk_gb > 0
-    warnings = []
+    warnings: list[Message] = []
     training = workload.task != "inference"
     if training and ram_ratio < MIN_RAM_TO_GPU_MEMORY:
         warnings.append(
-            f"Host RAM {offer.ram_gib:g} GiB is {ram_ratio:.1f}x the GPU memory; training wants "
-            f"at least {MIN_RAM_TO_GPU_MEMORY:g}x for data loading and checkpoints."
+            Message(
+                C.HOST_RAM_LOW,
+                {"ram_gib": offer.ram_gib, "ratio": ram_ratio, "min_ratio": MIN_RAM_TO_GPU_MEMORY},
+            )
         )
     if training and vcpus_per_gpu < MIN_VCPUS_PER_GPU:
         warnings.append(
-            f"{vcpus_per_gpu:.0f} vCPUs per GPU may starve the data loader "
-            f"(about {MIN_VCPUS_PER_GPU:g} per GPU is the usual minimum)."
+            Message(
+                C.HOST_VCPUS_LOW,
+                {"vcpus_per_gpu": vcpus_per_gpu, "min_vcpus_per_gpu": MIN_VCPUS_PER_GPU},
+            )
         )
     if training and not nvme:
-        warnings.append(
-            "No local NVMe: stream data from object storage or attach fast block storage."
-        )
+        warnings.append(Message(C.HOST_NO_NVME))
     check = {
         "vcpus": offer.vcpus,
         "vcpus_per_gpu": round(vcpus_per_gpu, 2),
@@ -70,7 +77,9 @@ def _host_check(offer: Offer, workload: Workload) -> tuple[dict[str, Any], list[
     return check, warnings
 
 
-def _billed_total(offer: Offer, nodes: int, hours: float | None) -> tuple[float | None, str | None]:
+def _billed_total(
+    offer: Offer, nodes: int, hours: float | None
+) -> tuple[float | None, Message | None]:
     """Total USD for the run; commitment terms bill whole terms. Returns (total, note)."""
     total = _billed_amount(offer.usd_per_hour * nodes, offer.pricing_model, hours)
     if total is None or hours is None:
@@ -78,7 +87,7 @@ def _billed_total(offer: Offer, nodes: int, hours: float | None) -> tuple[float 
     terms = _terms_billed(offer.pricing_model, hours)
     if terms is None:
         return total, None
-    return total, f"{terms} x {offer.pricing_model.replace('_', ' ')} term billed in full"
+    return total, Message(C.TERM_BILLED, {"terms": terms, "pricing_model": offer.pricing_model})
 
 
 def _make_plan(
@@ -95,78 +104,73 @@ def _make_plan(
     total_usd, term_note = _billed_total(offer, nodes, hours)
     headroom_pct = 100.0 * (capacity - est.memory_per_gpu_gib) / capacity if capacity else 0.0
     host, host_warnings = _host_check(offer, workload)
-    reasons: list[str] = []
-    warnings: list[str] = list(host_warnings)
+    reasons: list[Message] = []
+    warnings: list[Message] = list(host_warnings)
     training = workload.task != "inference"
-    reasons.append(
-        f"Needs {est.memory_per_gpu_gib:.1f} GiB per GPU of {capacity:g} "
-        f"({headroom_pct:.0f}% headroom)"
-        + (f" with {sharding} sharding" if sharding not in (None, "none") else "")
-    )
+    fit = {"memory_gib": est.memory_per_gpu_gib, "capacity_gib": capacity}
+    fit["headroom_pct"] = headroom_pct
+    if sharding not in (None, "none"):
+        reasons.append(Message(C.MEMORY_FIT_SHARDED, {**fit, "sharding": sharding}))
+    else:
+        reasons.append(Message(C.MEMORY_FIT, fit))
     if hours is not None:
-        reasons.append(f"About {hours:,.1f} h on {gpu_count:g} GPU(s) ({nodes} node(s))")
+        reasons.append(
+            Message(C.RUN_TIME, {"hours": hours, "gpu_count": gpu_count, "nodes": nodes})
+        )
     if term_note:
         reasons.append(term_note)
     if offer.intra_kind in ("nvswitch", "nvlink") and total_gpus > 1:
-        reasons.append(f"GPUs joined by {offer.intra_slug}")
+        reasons.append(Message(C.GPUS_JOINED, {"interconnect": offer.intra_slug}))
+    gpu = {"gpu": offer.gpu.slug}
     if workload.precision == "bf16" and offer.gpu.bf16_tflops is None:
-        warnings.append(
-            f"{offer.gpu.slug} has no BF16: runs in FP16"
-            + (" with loss scaling." if training else ".")
-        )
+        warnings.append(Message(C.NO_BF16_TRAINING if training else C.NO_BF16, gpu))
     if workload.precision == "fp8" and offer.gpu.fp8_tflops is None:
-        warnings.append(f"{offer.gpu.slug} has no FP8 tensor cores: FP8 runs at 16-bit speed.")
+        warnings.append(Message(C.NO_FP8, gpu))
     if offer.stale:
-        warnings.append(
-            f"Price observed {offer.observed_at:%Y-%m-%d} is older than the staleness limit; check it."
-        )
+        warnings.append(Message(C.PRICE_STALE, {"observed_on": f"{offer.observed_at:%Y-%m-%d}"}))
     if headroom_pct < HEADROOM_WARN_PCT:
-        warnings.append(
-            f"Only {headroom_pct:.0f}% GPU memory headroom: fragmentation or a longer batch may OOM."
-        )
+        warnings.append(Message(C.LOW_HEADROOM, {"headroom_pct": headroom_pct}))
     if not offer.gpu_datacenter_use_allowed:
-        warnings.append(
-            f"{offer.gpu.slug} is a GeForce part: NVIDIA's driver licence forbids datacenter deployment; "
-            "fine for experiments, a risk for production."
-        )
+        warnings.append(Message(C.GEFORCE_DATACENTER, gpu))
     if offer.gpu_sharing != "dedicated":
         warnings.append(
-            f"Shared GPU ({offer.gpu_sharing}, {offer.gpu_count:g} of a GPU): performance varies; "
-            "not suited to training."
+            Message(C.SHARED_GPU, {"sharing": offer.gpu_sharing, "share": offer.gpu_count})
         )
-    if offer.pricing_model == "spot":
+    if offer.pricing_model == PricingModel.SPOT:
         warnings.append(
-            f"Spot capacity can be reclaimed at any time: checkpoint at least every {SPOT_CHECKPOINT_MINUTES} minutes."
+            Message(C.SPOT_TRAINING, {"minutes": SPOT_CHECKPOINT_MINUTES})
             if training
-            else "Spot capacity can be reclaimed at any time: keep an on-demand replica for serving."
+            else Message(C.SPOT_SERVING)
         )
     if (
         training
         and total_gpus > 1
         and _intra_node_class(offer, max(1, int(offer.gpu_count))) == "pcie"
     ):
-        warnings.append(
-            "Multi-GPU training over PCIe only: gradient all-reduce will cost efficiency."
-        )
+        warnings.append(Message(C.PCIE_ONLY_TRAINING))
     if nodes > 1:
         rdma_ok = offer.inter_rdma and (offer.network_gbps or 0) >= MIN_INTER_NODE_RDMA_GBPS
         if not rdma_ok:
-            warnings.append(
-                f"MULTI-NODE WITHOUT RDMA: {nodes} nodes over {offer.inter_slug or 'plain networking'} "
-                f"({offer.network_gbps or 0:g} Gbit/s); efficiency falls off a cliff. Prefer InfiniBand/RoCE/EFA "
-                f">= {MIN_INTER_NODE_RDMA_GBPS:g} Gbit/s."
-            )
+            network = {
+                "nodes": nodes,
+                "network_gbps": offer.network_gbps or 0,
+                "min_gbps": MIN_INTER_NODE_RDMA_GBPS,
+            }
+            if offer.inter_slug:
+                warnings.append(
+                    Message(C.MULTI_NODE_WITHOUT_RDMA, {**network, "network": offer.inter_slug})
+                )
+            else:
+                warnings.append(Message(C.MULTI_NODE_PLAIN_NETWORK, network))
         else:
             reasons.append(
-                f"Nodes joined by {offer.inter_slug} ({offer.network_gbps:g} Gbit/s, RDMA)"
+                Message(
+                    C.NODES_JOINED_RDMA,
+                    {"interconnect": offer.inter_slug, "network_gbps": offer.network_gbps},
+                )
             )
     if offer.region_mainland_china or (offer.provider_mainland_china and offer.country == "CN"):
-        warnings.append(
-            (
-                "Mainland China region: real-name verification is required, and serving a website "
-                "needs ICP filing. " + (offer.compliance_notes or "")
-            ).strip()
-        )
+        warnings.append(Message(C.MAINLAND_CHINA, {"notes": offer.compliance_notes or ""}))
     return Plan(
         offer=offer,
         nodes=nodes,
@@ -189,7 +193,7 @@ def _annotate_alternatives(plans: list[Plan], twin: TwinOf) -> None:
     """Say when a subscription or spot beats on-demand for the same machine and run."""
     for other in plans:
         name = other.offer.pricing_model
-        if name not in ("monthly", "yearly", "reserved_1y", "reserved_3y", "spot"):
+        if name not in TERM_HOURS and name != PricingModel.SPOT:
             continue
         hourly = twin(other.offer)
         if hourly is None or hourly.nodes != other.nodes or hourly.est_total_usd is None:
@@ -197,42 +201,42 @@ def _annotate_alternatives(plans: list[Plan], twin: TwinOf) -> None:
         if other.est_total_usd is None or other.est_total_usd >= hourly.est_total_usd:
             continue
         saving = 100.0 * (1 - other.est_total_usd / hourly.est_total_usd)
-        label = "Spot" if name == "spot" else name.replace("_", " ").capitalize()
-        other.reasons.append(f"{label} beats on-demand by {saving:.0f}% for this run")
+        other.reasons.append(
+            Message(C.BEATS_ON_DEMAND, {"pricing_model": name, "saving_pct": saving})
+        )
 
 
 # --- Rejections -----------------------------------------------------------------------------
 def _failure_example(
     offer: Offer, failure: Failure, profile: _Profile, workload: Workload, max_gpus: int
-) -> str:
+) -> Message:
     """The example a rejection lists, written only for the first few of each reason."""
-    step = failure[1]
+    step = failure.step
+    named = {"offer": offer.label}
     if step is None:
-        return offer.label
+        return Message(C.EXAMPLE_OFFER, named)
     if isinstance(step, OverMax):
-        return f"{offer.label}: needs more than {max_gpus} GPUs"
+        return Message(C.EXAMPLE_OVER_MAX_GPUS, {**named, "max_gpus": max_gpus})
     if isinstance(step, NoFit):
-        return (
-            f"{offer.label}: needs {step.memory_gib:.1f} GiB per GPU on "
-            f"{step.total} GPU(s), has {profile.capacity:g}"
-        )
+        return Message(
+            C.EXAMPLE_NO_FIT,
+            {**named, "memory_gib": step.memory_gib, "total": step.total,
+             "capacity_gib": profile.capacity},
+        )  # fmt: skip
     if isinstance(step, NoThroughput):
-        return (
-            f"{offer.label}: the catalog has no dense {workload.precision} figure for "
-            f"{offer.gpu.slug}"
+        return Message(
+            C.EXAMPLE_NO_THROUGHPUT,
+            {**named, "precision": workload.precision, "gpu": offer.gpu.slug},
         )
-    candidate = _Candidate(offer, step, "cheapest")
-    return f"{offer.label} x{step.nodes} node(s): {_describe(candidate)}"
-
-
-def _describe(p: _Candidate) -> str:
-    hours = "?" if p.est_hours is None else f"{p.est_hours:,.1f} h"
-    total = "?" if p.est_total_usd is None else f"${p.est_total_usd:,.0f}"
-    return f"${p.usd_per_hour:,.2f}/h, {hours}, {total}"
+    p = _Candidate(offer, step, "cheapest")
+    figures = {**named, "nodes": step.nodes, "usd_per_hour": p.usd_per_hour}
+    if p.est_hours is None or p.est_total_usd is None:
+        return Message(C.EXAMPLE_PLAN_NO_TIME, figures)
+    return Message(C.EXAMPLE_PLAN, {**figures, "hours": p.est_hours, "total_usd": p.est_total_usd})
 
 
 # --- Advice ---------------------------------------------------------------------------------
-def _spot_saving(spot_streams: Iterable[Stream], twin: TwinOf, objective: str) -> str | None:
+def _spot_saving(spot_streams: Iterable[Stream], twin: TwinOf, objective: str) -> Message | None:
     """What spot saves on the best-ranked spot plan with an on-demand twin (20% or more)."""
     for seen, (_key, _index, offer, step) in enumerate(heapq.merge(*spot_streams)):
         if seen >= SPOT_ADVICE_SCAN:
@@ -243,10 +247,11 @@ def _spot_saving(spot_streams: Iterable[Stream], twin: TwinOf, objective: str) -
             continue
         saving = 100 * (1 - plan_.est_total_usd / other.est_total_usd)
         if saving >= 20:
-            return (
-                f"Spot saves {saving:.0f}% on {offer.instance_type} with checkpoints every "
-                f"{SPOT_CHECKPOINT_MINUTES} minutes."
-            )
+            return Message(
+                C.SPOT_SAVES,
+                {"saving_pct": saving, "instance_type": offer.instance_type,
+                 "minutes": SPOT_CHECKPOINT_MINUTES},
+            )  # fmt: skip
     return None
 
 
@@ -256,45 +261,41 @@ def _advice(
     rejected: Rejections,
     priced: int,
     term_priced: bool,
-    spot: str | None,
-) -> list[str]:
-    """What to change when plans are few or none, from the rejection tallies."""
-    advice: OrderedDict[str, None] = OrderedDict()
+    spot: Message | None,
+) -> list[Message]:
+    """What to change when plans are few or none, from the rejection tallies. Advice about the
+    training method is for fine-tuning only: pre-training has no LoRA or QLoRA."""
+    advice: list[Message] = []
+    finetune = workload.task == "finetune"
+    training = workload.task != "inference"
     if spot:
-        advice[spot] = None
-    if rejected.count("stale_price") and not c.include_stale:
-        advice[
-            f"{rejected.count('stale_price')} offer(s) were left out because their prices are older than the "
-            "staleness limit; set include_stale=true to see them flagged."
-        ] = None
-    if rejected.count("run_too_short_for_term") and not term_priced:
-        advice["Monthly and reserved terms were left out: the run is shorter than half a term."] = (
-            None
-        )
+        advice.append(spot)
+    stale = rejected.count(R.STALE_PRICE)
+    if stale and not c.include_stale:
+        advice.append(Message(C.STALE_LEFT_OUT, {"count": stale}))
+    if rejected.count(R.RUN_TOO_SHORT_FOR_TERM) and not term_priced:
+        advice.append(Message(C.TERMS_LEFT_OUT))
     if not priced:
-        if rejected.count("over_max_total_usd") or rejected.count("over_max_hours"):
-            advice[
-                "Train on fewer tokens or raise max_total_usd / max_hours: some plans fit memory but not the budget."
-            ] = None
-        if rejected.count("does_not_fit_memory") or rejected.count("needs_multi_node"):
-            if workload.method in ("full", "freeze") and workload.task != "inference":
-                advice["LoRA or QLoRA needs a fraction of the memory of a full fine-tune."] = None
-            if workload.gradient_checkpointing != "full" and workload.task != "inference":
-                advice[
-                    "Full gradient checkpointing cuts activation memory at about a third more compute."
-                ] = None
+        if rejected.count(R.OVER_MAX_TOTAL_USD) or rejected.count(R.OVER_MAX_HOURS):
+            advice.append(Message(C.OVER_BUDGET))
+        if rejected.count(R.DOES_NOT_FIT_MEMORY) or rejected.count(R.NEEDS_MULTI_NODE):
+            if workload.method in ("full", "freeze") and finetune:
+                advice.append(Message(C.TRY_LORA))
+            if workload.gradient_checkpointing != "full" and training:
+                advice.append(Message(C.TRY_FULL_CHECKPOINTING))
             if not c.allow_multi_node:
-                advice["Allow multi-node (allow_multi_node=true) to shard over more GPUs."] = None
+                advice.append(Message(C.ALLOW_MULTI_NODE))
         if c.datacenter_only or c.gpus or c.providers or c.regions or c.mainland_china is not None:
-            advice["Widen the constraints (providers, regions, GPUs) to consider more offers."] = (
-                None
-            )
-    return list(advice)
+            advice.append(Message(C.WIDEN_CONSTRAINTS))
+    return advice
 
 
-def _what_would_fit(workload: Workload, cards: dict[int, GPUSpec], plans: list[Plan]) -> list[str]:
+def _what_would_fit(
+    workload: Workload, cards: dict[int, GPUSpec], plans: list[Plan]
+) -> list[Message]:
     """Cheaper shapes of the same job, checked with the estimator: full checkpointing on one
-    80 GB GPU, QLoRA on one 24 GB card. Said only when the best plan needs more than that."""
+    80 GB GPU, QLoRA on one 24 GB card (fine-tuning only). Said only when the best plan needs
+    more than that."""
     if workload.task == "inference" or (plans and plans[0].gpu_count <= 1):
         return []
     hints = []
@@ -307,11 +308,9 @@ def _what_would_fit(workload: Workload, cards: dict[int, GPUSpec], plans: list[P
             explain=False,
         )
         if est.memory_per_gpu_gib <= big.memory_gib * (1 - FIT_HEADROOM):
-            hints.append(
-                f"Full gradient checkpointing would fit this on one 80 GB GPU ({est.memory_per_gpu_gib:.0f} GiB)."
-            )
+            hints.append(Message(C.CHECKPOINTING_FITS_80GB, {"memory_gib": est.memory_per_gpu_gib}))
     small = cards.get(24)
-    if small and workload.method in ("full", "lora", "freeze"):
+    if small and workload.task == "finetune" and workload.method in ("full", "lora", "freeze"):
         qlora = replace(
             workload, method="qlora", sharding="none", gradient_checkpointing="full",
             lora_rank=workload.lora_rank or 16, lora_targets=workload.lora_targets or "all_linear",
@@ -319,18 +318,14 @@ def _what_would_fit(workload: Workload, cards: dict[int, GPUSpec], plans: list[P
         )  # fmt: skip
         est = estimate(qlora, gpu=small, gpu_count=1, explain=False)
         if est.memory_per_gpu_gib <= small.memory_gib * (1 - FIT_HEADROOM):
-            hints.append(
-                f"QLoRA fits a single 24 GB card ({est.memory_per_gpu_gib:.0f} GiB with full checkpointing)."
-            )
+            hints.append(Message(C.QLORA_FITS_24GB, {"memory_gib": est.memory_per_gpu_gib}))
     return hints
 
 
-def _cap_advice(c: Constraints, rejected: Rejections, plans: list[Plan]) -> list[str]:
+def _cap_advice(c: Constraints, rejected: Rejections, plans: list[Plan]) -> list[Message]:
     """Say when the default GPU cap may have hidden larger clusters."""
     if c.max_gpus is None and (
-        rejected.count("over_max_gpus") or any(p.gpu_count >= DEFAULT_MAX_GPUS for p in plans)
+        rejected.count(R.OVER_MAX_GPUS) or any(p.gpu_count >= DEFAULT_MAX_GPUS for p in plans)
     ):
-        return [
-            f"Plans were capped at {DEFAULT_MAX_GPUS} GPUs; set max_gpus to weigh larger clusters."
-        ]
+        return [Message(C.CAPPED_GPUS, {"max_gpus": DEFAULT_MAX_GPUS})]
     return []

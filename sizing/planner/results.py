@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..estimator import Estimate
+from ..messages import Message
 from .offers import Offer
 from .rules import _rank_key
 
@@ -27,8 +28,8 @@ class Plan:
     memory_per_gpu_gib: float
     headroom_pct: float
     host_check: dict[str, Any]
-    reasons: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    reasons: list[Message] = field(default_factory=list)
+    warnings: list[Message] = field(default_factory=list)
     other_regions: list[str] = field(default_factory=list)
     rank: int = 0
 
@@ -41,12 +42,12 @@ class Plan:
 
 @dataclass
 class Rejections:
-    """Counts by reason, with a few examples each."""
+    """Counts by reason (a RejectionCode), with a few examples each (coded messages)."""
 
     max_examples: int = 3
     by_reason: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def add(self, reason: str, items: Sequence[Offer], example: Callable[[Offer], str]) -> None:
+    def add(self, reason: str, items: Sequence[Offer], example: Callable[[Offer], Message]) -> None:
         """Count ``items`` under ``reason``, writing examples for the first few only."""
         entry = self.by_reason.setdefault(reason, {"count": 0, "examples": []})
         entry["count"] += len(items)
@@ -61,5 +62,5 @@ class Rejections:
 class PlanResult:
     plans: list[Plan]
     rejected: Rejections
-    advice: list[str]
+    advice: list[Message]
     considered: int

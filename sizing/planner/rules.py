@@ -11,7 +11,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from catalog.pricing import PricingModel
+
 from ..inputs import HEADROOM, OBJECTIVES, PRICING_MODELS  # noqa: F401 (re-exported)
+from ..messages import RejectionCode as R
 
 if TYPE_CHECKING:
     from ..estimator import Estimate
@@ -32,7 +35,12 @@ MIN_INTER_NODE_RDMA_GBPS = 100.0
 MIN_RAM_TO_GPU_MEMORY = 2.0
 MIN_VCPUS_PER_GPU = 4.0
 # Hours in one commitment term; a term is only offered when the run uses at least half of it.
-TERM_HOURS = {"monthly": 730.0, "yearly": 8760.0, "reserved_1y": 8760.0, "reserved_3y": 26280.0}
+TERM_HOURS = {
+    PricingModel.MONTHLY: 730.0,
+    PricingModel.YEARLY: 8760.0,
+    PricingModel.RESERVED_1Y: 8760.0,
+    PricingModel.RESERVED_3Y: 26280.0,
+}
 MIN_TERM_USE = 0.5
 NODE_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128)
 # Without max_gpus, plans stop at 16 nodes of 8: larger on-demand clusters are rarely rentable
@@ -66,16 +74,16 @@ def _billed_amount(hourly: float, pricing_model: str, hours: float | None) -> fl
 def _constraint_rejection(offer: Offer, c: Constraints) -> str | None:
     """Reasons an offer in scope is out before any estimate."""
     if offer.stale and not c.include_stale:
-        return "stale_price"
+        return R.STALE_PRICE
     return _gpu_rejection(offer, c)
 
 
 def _gpu_rejection(offer: Offer, c: Constraints) -> str | None:
     """Reasons every offer of this GPU is out (the same for a whole offer group)."""
     if c.datacenter_only and not offer.gpu_datacenter_use_allowed:
-        return "consumer_gpu_excluded"
+        return R.CONSUMER_GPU_EXCLUDED
     if c.min_gpu_memory_gb is not None and offer.gpu.memory_gib < c.min_gpu_memory_gb:
-        return "below_min_gpu_memory"
+        return R.BELOW_MIN_GPU_MEMORY
     return None
 
 
@@ -83,7 +91,7 @@ def _gpu_rejection(offer: Offer, c: Constraints) -> str | None:
 def _hours_failure(c: Constraints, hours: float | None) -> str | None:
     """The max_hours limit."""
     if c.max_hours is not None and hours is not None and hours > c.max_hours:
-        return "over_max_hours"
+        return R.OVER_MAX_HOURS
     return None
 
 
@@ -94,9 +102,9 @@ def _term_failure(c: Constraints, pricing_model: str, hours: float | None) -> st
     if term is None:
         return None
     if hours is None and not c.pricing_explicit:
-        return "term_needs_run_length"
+        return R.TERM_NEEDS_RUN_LENGTH
     if hours is not None and hours < term * MIN_TERM_USE:
-        return "run_too_short_for_term"
+        return R.RUN_TOO_SHORT_FOR_TERM
     return None
 
 
@@ -116,11 +124,11 @@ def _limit_failure(
     """Why a plan breaks a limit; ``hourly``/``total`` None when no limit on them is set.
     The order (hourly cap, hours, total, terms) decides which reason a rejection names."""
     if c.max_usd_per_hour is not None and hourly is not None and hourly > c.max_usd_per_hour:
-        return "over_max_usd_per_hour"
+        return R.OVER_MAX_USD_PER_HOUR
     if failure := _hours_failure(c, hours):
         return failure
     if c.max_total_usd is not None and total is not None and total > c.max_total_usd:
-        return "over_max_total_usd"
+        return R.OVER_MAX_TOTAL_USD
     return _term_failure(c, pricing_model, hours)
 
 

@@ -8,7 +8,11 @@ import heapq
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from catalog.pricing import PricingModel
+
 from ..estimator import GPUSpec, Workload
+from ..messages import Message, MessageCode
+from ..messages import RejectionCode as R
 from .explain import (
     Stream,
     _advice,
@@ -114,9 +118,9 @@ class _Planner:
     def reject(self, reason: str, offers: Sequence[Offer], failure: Failure | None = None) -> None:
         """Count ``offers`` under ``reason``; ``failure`` (reason, step) writes the examples."""
 
-        def example(offer: Offer) -> str:
+        def example(offer: Offer) -> Message:
             if failure is None:
-                return offer.label
+                return Message(MessageCode.EXAMPLE_OFFER, {"offer": offer.label})
             profile = self.profiles[_hardware_key(offer)]
             return _failure_example(offer, failure, profile, self.workload, self.max_gpus)
 
@@ -124,12 +128,12 @@ class _Planner:
 
     def reject_failure(self, failure: Failure | None, offers: Sequence[Offer]) -> None:
         if failure is None and not self.c.allow_multi_node:
-            failure = Failure("needs_multi_node", None)
+            failure = Failure(R.NEEDS_MULTI_NODE, None)
         if failure is None:
             return
         name = failure.reason
-        if name == "does_not_fit_memory" and not self.c.allow_multi_node:
-            name = "needs_multi_node"
+        if name == R.DOES_NOT_FIT_MEMORY and not self.c.allow_multi_node:
+            name = R.NEEDS_MULTI_NODE
         self.reject(name, offers, failure)
 
     def eligible(self, group: _Group) -> list[Entry]:
@@ -147,7 +151,7 @@ class _Planner:
         if not c.include_stale:
             stale = [entry[2] for entry in entries if entry[2].stale]
             if stale:
-                self.reject("stale_price", stale)
+                self.reject(R.STALE_PRICE, stale)
                 entries = [entry for entry in entries if not entry[2].stale]
         if entries:
             reason = _gpu_rejection(first, c)
@@ -197,7 +201,7 @@ class _Planner:
             index += 1
             if isinstance(step, OverMax):
                 if last is None:
-                    terminal = Failure("over_max_gpus", step)
+                    terminal = Failure(R.OVER_MAX_GPUS, step)
                 break
             if isinstance(step, NoFit):
                 weighed_all += 1
@@ -208,7 +212,7 @@ class _Planner:
                 continue
             weighed_all += 1
             if isinstance(step, NoThroughput):
-                terminal = Failure("no_throughput_figure", step)
+                terminal = Failure(R.NO_THROUGHPUT_FIGURE, step)
                 break
             assert isinstance(step, Fits)
             ok.append((step, weighed_all))
@@ -328,7 +332,9 @@ class _Planner:
             return self._twin(offer, book)
 
         _annotate_alternatives(plans, twin)
-        spot_streams = (make() for pricing_model, make in sources if pricing_model == "spot")
+        spot_streams = (
+            make() for pricing_model, make in sources if pricing_model == PricingModel.SPOT
+        )
         spot = _spot_saving(list(spot_streams), twin, self.objective)
         advice = _advice(self.workload, self.c, self.rejected, priced, term_priced, spot)
         advice.extend(_what_would_fit(self.workload, self.cards, plans))
@@ -372,5 +378,6 @@ class _Planner:
 
     def _twin(self, offer: Offer, book: OfferBook) -> _Candidate | None:
         """The best plan of the same machine in the same region on demand, if it has one."""
-        twin = book.by_machine.get((offer.provider, offer.instance_type, offer.region, "on_demand"))
+        machine = (offer.provider, offer.instance_type, offer.region, PricingModel.ON_DEMAND.value)
+        twin = book.by_machine.get(machine)
         return None if twin is None else self.candidate(twin)

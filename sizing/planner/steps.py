@@ -15,6 +15,7 @@ from ..estimator import (
     estimate,
     memory_per_gpu_gib,
 )
+from ..messages import RejectionCode as R
 from .offers import Constraints, Offer
 from .rules import FIT_HEADROOM, NODE_COUNTS, PLAIN_NETWORK_GBPS
 
@@ -279,7 +280,7 @@ class _Profile:
         sharding, memory = self.cache.memory(self.device, total)
         if memory > self.capacity * (1 - FIT_HEADROOM):
             reason = (
-                "does_not_fit_memory" if nodes == 1 or c.allow_multi_node else "needs_multi_node"
+                R.DOES_NOT_FIT_MEMORY if nodes == 1 or c.allow_multi_node else R.NEEDS_MULTI_NODE
             )
             self.shapes.append(NoFit(nodes, total, sharding, memory, reason))
             return

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..messages import RejectionCode as R
 from .offers import Constraints, Offer
 from .rules import _billed_amount, _limit_failure, _rank_key
 from .steps import Failure, Fits, NoFit, NoThroughput, OverMax, _Profile
@@ -60,7 +61,7 @@ class _Walk:
             index += 1
             if isinstance(step, OverMax):
                 if not fitted_any and self.failure is None:
-                    self.failure = Failure("over_max_gpus", step)
+                    self.failure = Failure(R.OVER_MAX_GPUS, step)
                 return
             self.considered += 1
             if isinstance(step, NoFit):
@@ -68,7 +69,7 @@ class _Walk:
                 continue
             fitted_any = True
             if isinstance(step, NoThroughput):
-                self.failure = Failure("no_throughput_figure", step)
+                self.failure = Failure(R.NO_THROUGHPUT_FIGURE, step)
                 return
             yield step
 
