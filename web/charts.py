@@ -32,6 +32,16 @@ PALETTE = (
 LOG_RATIO = 30.0
 
 WIDTH, HEIGHT = 720, 420
+# The phone rendering: drawn at about a phone's width, so 12-unit text stays about 12 px there
+# (a 720-unit chart shrunk to 370 px would draw it at 6 px).
+NARROW_WIDTH, NARROW_HEIGHT = 360, 380
+NARROW_TICKS = 5
+
+
+def _size(narrow: bool) -> tuple[int, int]:
+    return (NARROW_WIDTH, NARROW_HEIGHT) if narrow else (WIDTH, HEIGHT)
+
+
 MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 78, 20, 16, 58
 
 _ids = count(1)
@@ -67,6 +77,8 @@ class Scale:
     pixel_low: float
     pixel_high: float
     log: bool = False
+    # Most tick labels the axis has room for (a log axis then keeps only powers of ten).
+    max_ticks: int = 12
 
     def __call__(self, value: float) -> float:
         if self.log:
@@ -77,7 +89,12 @@ class Scale:
         return self.pixel_low + fraction * (self.pixel_high - self.pixel_low)
 
     def ticks(self) -> list[float]:
-        return log_ticks(self.low, self.high) if self.log else linear_ticks(self.low, self.high)
+        if not self.log:
+            return linear_ticks(self.low, self.high, target=min(5, self.max_ticks))
+        ticks = log_ticks(self.low, self.high)
+        if len(ticks) > self.max_ticks:
+            ticks = [t for t in ticks if math.isclose(math.log10(t), round(math.log10(t)))]
+        return ticks
 
 
 def nice_step(span: float, target: int = 5) -> float:
@@ -138,10 +155,12 @@ def wants_log(values: Sequence[float]) -> bool:
     )
 
 
-def _svg_open(title: str, desc: str, *, height: int = HEIGHT, css_class: str = "chart") -> str:
+def _svg_open(
+    title: str, desc: str, *, width: int = WIDTH, height: int = HEIGHT, css_class: str = "chart"
+) -> str:
     title_id, desc_id = _uid("chart-title"), _uid("chart-desc")
     return (
-        f'<svg class="{css_class}" viewBox="0 0 {WIDTH} {height}" role="img" '
+        f'<svg class="{css_class}" viewBox="0 0 {width} {height}" role="img" '
         f'aria-labelledby="{title_id} {desc_id}" xmlns="http://www.w3.org/2000/svg" '
         f'preserveAspectRatio="xMidYMid meet">'
         f'<title id="{title_id}">{escape(title)}</title><desc id="{desc_id}">{escape(desc)}</desc>'
@@ -207,24 +226,33 @@ def scatter_svg(
     x_label: str,
     y_label: str,
     log_note: str = "log scale",
+    narrow: bool = False,
 ) -> str:
     """A scatter of ``points``, coloured by group, log axes where the range is wide.
 
     Points with a non-positive coordinate cannot sit on a log axis; they force a linear one.
+    ``narrow`` draws it for a phone's width (same text size in pixels there).
     """
+    width, height = _size(narrow)
+    ticks = NARROW_TICKS if narrow else 12
     points = [p for p in points if math.isfinite(p.x) and math.isfinite(p.y)]
     if not points:
         return ""
     xs, ys = [p.x for p in points], [p.y for p in points]
     x_log, y_log = wants_log(xs), wants_log(ys)
-    plot_bottom = HEIGHT - MARGIN_BOTTOM
-    x = Scale(*_padded_range(xs, x_log), MARGIN_LEFT, WIDTH - MARGIN_RIGHT, log=x_log)
-    y = Scale(*_padded_range(ys, y_log), plot_bottom, MARGIN_TOP, log=y_log)
+    plot_bottom = height - MARGIN_BOTTOM
+    x = Scale(
+        *_padded_range(xs, x_log), MARGIN_LEFT, width - MARGIN_RIGHT, log=x_log, max_ticks=ticks
+    )
+    y = Scale(*_padded_range(ys, y_log), plot_bottom, MARGIN_TOP, log=y_log, max_ticks=ticks)
     x_title = f"{x_label} ({log_note})" if x_log else x_label
     y_title = f"{y_label} ({log_note})" if y_log else y_label
     groups = sorted({p.group for p in points})
     colour = {group: PALETTE[i % len(PALETTE)] for i, group in enumerate(groups)}
-    parts = [_svg_open(title, desc), *_axes(x, y, x_label=x_title, y_label=y_title)]
+    parts = [
+        _svg_open(title, desc, width=width, height=height),
+        *_axes(x, y, x_label=x_title, y_label=y_title),
+    ]
     parts.append('<g class="marks">')
     # Highlighted points last, so they are drawn on top.
     for point in sorted(points, key=lambda p: p.highlight):
@@ -241,8 +269,8 @@ def scatter_svg(
 def legend_html(entries: Sequence[tuple[str, str]]) -> str:
     """A legend as an HTML list (wraps on narrow screens, unlike SVG text)."""
     items = "".join(
-        f'<li><span class="swatch" style="background:{colour}" aria-hidden="true"></span>'
-        f"{escape(label)}</li>"
+        f'<li><svg class="swatch" viewBox="0 0 10 10" aria-hidden="true"><rect width="10" '
+        f'height="10" rx="2" fill="{colour}"/></svg>{escape(label)}</li>'
         for label, colour in entries
     )
     return f'<ul class="legend">{items}</ul>'
@@ -265,6 +293,7 @@ def stacked_bar_svg(
     unit: str,
     capacity: float | None = None,
     capacity_label: str = "",
+    narrow: bool = False,
 ) -> str:
     """One horizontal bar split into ``segments``, with an optional capacity marker.
 
@@ -275,10 +304,11 @@ def stacked_bar_svg(
     if total <= 0:
         return ""
     height = 120
-    left, right, top, bar_h = 20, WIDTH - 20, 30, 40
+    width = _size(narrow)[0]
+    left, right, top, bar_h = 20, width - 20, 30, 40
     scale_max = max(total, capacity or 0) * 1.04
     x = Scale(0, scale_max, left, right)
-    parts = [_svg_open(title, desc, height=height, css_class="chart bar-chart")]
+    parts = [_svg_open(title, desc, width=width, height=height, css_class="chart bar-chart")]
     position = 0.0
     entries = []
     for i, segment in enumerate(shown):
@@ -291,7 +321,7 @@ def stacked_bar_svg(
         )
         entries.append((label, colour))
         position += segment.value
-    for value in linear_ticks(0, scale_max):
+    for value in linear_ticks(0, scale_max, target=3 if narrow else 5):
         parts.append(
             f'<text class="tick" x="{x(value):.1f}" y="{top + bar_h + 20}" '
             f'text-anchor="middle">{escape(_fmt(value))}</text>'
@@ -305,7 +335,7 @@ def stacked_bar_svg(
         parts.append(
             f'<line class="capacity" x1="{cx:.1f}" x2="{cx:.1f}" y1="{top - 12}" '
             f'y2="{top + bar_h + 6}"/><text class="capacity-label" x="{cx:.1f}" y="{top - 16}" '
-            f'text-anchor="{"end" if cx > WIDTH / 2 else "start"}">'
+            f'text-anchor="{"end" if cx > width / 2 else "start"}">'
             f"{escape(capacity_label)}</text>"
         )
     parts.append("</svg>")
@@ -349,6 +379,7 @@ def step_lines_svg(
     y_label: str,
     until: datetime,
     value_label: Callable[[float], str] = _fmt,
+    narrow: bool = False,
 ) -> str:
     """Step lines, one per series, each held flat from its last point to ``until`` unless the
     series has ended (a last value of None)."""
@@ -361,12 +392,23 @@ def step_lines_svg(
     if low_t == high_t:
         low_t = datetime.fromtimestamp(low_t.timestamp() - 86400 * 30, tz=UTC)
     y_log = wants_log(values)
-    plot_bottom = HEIGHT - MARGIN_BOTTOM
-    x = Scale(low_t.timestamp(), high_t.timestamp(), MARGIN_LEFT, WIDTH - MARGIN_RIGHT - 6)
+    width, height = _size(narrow)
+    plot_bottom = height - MARGIN_BOTTOM
+    x = Scale(low_t.timestamp(), high_t.timestamp(), MARGIN_LEFT, width - MARGIN_RIGHT - 6)
     y_low, y_high = _padded_range(values, y_log)
-    y = Scale(y_low if y_log else min(y_low, 0.0), y_high, plot_bottom, MARGIN_TOP, log=y_log)
-    parts = [_svg_open(title, desc)]
-    parts += _axes(x, y, x_label="", y_label=y_label, x_ticks=_time_ticks(low_t, high_t))
+    y = Scale(
+        y_low if y_log else min(y_low, 0.0),
+        y_high,
+        plot_bottom,
+        MARGIN_TOP,
+        log=y_log,
+        max_ticks=NARROW_TICKS if narrow else 12,
+    )
+    time_ticks = _time_ticks(low_t, high_t)
+    if narrow:
+        time_ticks = time_ticks[:: max(1, math.ceil(len(time_ticks) / 3))]
+    parts = [_svg_open(title, desc, width=width, height=height)]
+    parts += _axes(x, y, x_label="", y_label=y_label, x_ticks=time_ticks)
     entries = []
     parts.append('<g class="marks">')
     for i, line in enumerate(series):

@@ -272,6 +272,19 @@ def _workload_field(spec: inputs.Field) -> forms.Field:
     return forms.ChoiceField(**common)  # model: its presets are filled in per form
 
 
+# Limits where 0 makes no sense (it would reject every plan): empty means no limit.
+POSITIVE_LIMITS = ("max_usd_per_hour", "max_total_usd", "max_hours")
+# The estimator's bounds of each numeric workload input (sizing/inputs.py).
+BOUNDS = {spec.name: spec.bounds for spec in inputs.WORKLOAD if spec.bounds}
+
+
+def readable(value: float) -> str:
+    """A bound for a message, with thousands separators: 1,048,576 or 0.001."""
+    if value == int(value):
+        return f"{int(value):,}"
+    return f"{value:,.3f}".rstrip("0").rstrip(".")
+
+
 PLAN_INITIAL = {
     "model": "llama-3-8b",
     "task": "finetune",
@@ -375,8 +388,26 @@ class PlanForm(_WorkloadFields):
         self.fields["gpus"].choices = options["gpus"]
         self.workload: Workload | None = None
 
+    def _check_bounds(self, data: dict[str, Any]) -> None:
+        """The estimator's bounds, said with readable numbers (1,048,576, not 1.04858e+06)."""
+        for name in WORKLOAD_FIELDS:
+            value = data.get(name)
+            if name in BOUNDS and isinstance(value, int | float) and name not in self.errors:
+                low, high = BOUNDS[name]
+                if not low <= value <= high:
+                    self.add_error(
+                        name,
+                        _("Must be between %(low)s and %(high)s.")
+                        % {"low": readable(low), "high": readable(high)},
+                    )
+        for name in POSITIVE_LIMITS:
+            value = data.get(name)
+            if value is not None and value <= 0 and name not in self.errors:
+                self.add_error(name, _("Must be more than 0; leave it empty for no limit."))
+
     def clean(self) -> dict[str, Any]:
         data = super().clean()
+        self._check_bounds(data)
         raw = {
             name: data[name]
             for name in WORKLOAD_FIELDS
@@ -395,7 +426,26 @@ class PlanForm(_WorkloadFields):
         else:
             if not failed:
                 self.workload = workload
+                self._show_resolved(workload)
         return data
+
+    def _show_resolved(self, workload: Workload) -> None:
+        """Show the task the plan was made with when the URL left it out (the select has no
+        empty choice, so it would show the first task and a second Plan would ask for that)."""
+        if self.data.get("task") or not self.is_bound:
+            return
+        data = self.data.copy()
+        data["task"] = workload.task
+        self.data = data
+
+    def query(self) -> dict[str, list[str]]:
+        """The submitted fields that hold a value, as lists (for a URL without empty fields)."""
+        out: dict[str, list[str]] = {}
+        for name in self.fields:
+            values = [v for v in self.data.getlist(name) if v.strip()]
+            if values:
+                out[name] = values
+        return out
 
     def constraints(self) -> Constraints:
         """The planner's constraints, read as /api/recommend reads them (same defaults)."""

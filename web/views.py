@@ -7,7 +7,8 @@ Everything renders on the server; no page needs JavaScript or anything outside t
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.core.paginator import Paginator
@@ -15,6 +16,7 @@ from django.http import (
     Http404,
     HttpRequest,
     HttpResponse,
+    HttpResponseRedirect,
     QueryDict,
     StreamingHttpResponse,
 )
@@ -24,14 +26,26 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_safe
 
 from sizing import selectors as sizing_selectors
+from sizing.planner import DEFAULT_MAX_GPUS, Constraints
 
-from . import charts, labels, selectors
+from . import charts, labels, plans, selectors
 from .forms import PLAN_INITIAL, GPUListForm, PlanForm, PriceBrowseForm
+from .templatetags import atlas as atlas_tags
 
 PAGE_SIZE = 100
 # The planner ranks this many candidates for the scatter; the table shows the first PLAN_ROWS.
 PLAN_CANDIDATES = 200
 PLAN_ROWS = 20
+
+
+def _for_both_widths(draw: Callable[..., str], *args: Any, **kwargs: Any) -> str:
+    """A chart drawn twice, for a screen and for a phone (CSS shows one): SVG text scales with
+    its drawing, so one drawing cannot be readable at both widths."""
+    wide = draw(*args, **kwargs)
+    if not wide:
+        return ""
+    narrow = draw(*args, narrow=True, **kwargs)
+    return f'<div class="chart-wide">{wide}</div><div class="chart-narrow">{narrow}</div>'
 
 
 # --- Price browser --------------------------------------------------------------------------
@@ -310,18 +324,112 @@ def compare(request: HttpRequest) -> HttpResponse:
     return render(request, "web/compare.html", context, status=status)
 
 
-# --- Plan -----------------------------------------------------------------------------------
+# --- Plan ---
+
+# Lifting "At most GPUs" for a nearest miss: this many times the default (128).
+MAX_GPUS_RELAXED = DEFAULT_MAX_GPUS * 8
 
 
-def _plan_context(answer: dict[str, Any]) -> dict[str, Any]:
-    """Table rows, charts and rejections of a recommend answer, with display names."""
+# Rejections a single form field can lift, the field, and the constraint change that lifts it.
+RELAXABLE: dict[str, tuple[str, dict[str, Any]]] = {
+    "over_max_total_usd": ("max_total_usd", {"max_total_usd": None}),
+    "over_max_hours": ("max_hours", {"max_hours": None}),
+    "over_max_usd_per_hour": ("max_usd_per_hour", {"max_usd_per_hour": None}),
+    "over_max_gpus": ("max_gpus", {"max_gpus": MAX_GPUS_RELAXED}),
+    "needs_multi_node": ("allow_multi_node", {"allow_multi_node": True}),
+    "stale_price": ("include_stale", {"include_stale": True}),
+    "consumer_gpu_excluded": ("datacenter_only", {"datacenter_only": False}),
+    "below_min_gpu_memory": ("min_gpu_memory_gb", {"min_gpu_memory_gb": None}),
+}
+# Nearest misses shown per constraint to relax.
+NEAREST_MISSES = 3
+
+
+def _field_label(form: PlanForm, name: str) -> str:
+    return str(form.fields[name].label)
+
+
+def _in_form_words(text: str, form: PlanForm) -> str:
+    """Planner text names API fields (``max_total_usd``); the page names the form's labels."""
+    for name in sorted(form.fields, key=len, reverse=True):
+        if "_" in name and name in text:
+            text = text.replace(f"{name}=true", f"“{_field_label(form, name)}”: {_('Yes')}")
+            text = text.replace(name, f"“{_field_label(form, name)}”")
+    return text
+
+
+def _off_task(line: str, workload: Any) -> bool:
+    """Advice that cannot apply to the task: adapters (LoRA, QLoRA) do not pre-train a model."""
+    return workload is not None and workload.task == "pretrain" and "LoRA" in line
+
+
+def _named(plans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Copies of the plans with display names (the answer itself may be a cached object)."""
     providers = selectors.provider_names()
     gpus = selectors.gpu_names()
-    recommendations = answer["recommendations"]
-    for item in recommendations:
+    out = []
+    for item in plans:
+        item = dict(item)
         item["provider_name"] = providers.get(item["provider"], item["provider"])
         item["gpu_name"] = gpus.get(item["gpu"], (item["gpu"], None))[0]
         item["pricing_label"] = labels.label(labels.PRICING_MODELS, item["pricing_model"])
+        out.append(item)
+    return out
+
+
+def _setting_text(name: str, value: Any) -> str | None:
+    """A constraint as the reader set it: $1,000, 48 h, Yes/No; None when left empty."""
+    if value in (None, "", [], ()):
+        return None
+    if name in ("max_total_usd", "max_usd_per_hour"):
+        return atlas_tags.usd(value)
+    if name == "max_hours":
+        return atlas_tags.hours(value)
+    if value in ("true", "false"):
+        return str(_("Yes") if value == "true" else _("No"))
+    return atlas_tags.num(value, 1)
+
+
+def _nearest_misses(
+    form: PlanForm, answer: dict[str, Any], constraints: Constraints
+) -> list[dict[str, Any]]:
+    """When nothing fits: for each constraint that rejected candidates, the best plans once it is
+    lifted (the planner run again without it), named by the form's label."""
+    out = []
+    rejected = sorted(answer["rejected"].items(), key=lambda kv: -kv[1]["count"])
+    for reason, entry in rejected:
+        if reason not in RELAXABLE:
+            continue
+        field_name, change = RELAXABLE[reason]
+        relaxed = replace(constraints, **change)
+        again = sizing_selectors.recommend(
+            form.workload, relaxed, objective=form.ranking(), limit=NEAREST_MISSES
+        )
+        if not again["recommendations"]:
+            continue
+        out.append(
+            {
+                "field": field_name,
+                "label": _field_label(form, field_name),
+                "reason": labels.label(labels.REJECTIONS, reason),
+                "count": entry["count"],
+                "value": _setting_text(field_name, form.cleaned_data.get(field_name)),
+                "plans": _named(again["recommendations"]),
+            }
+        )
+    return out
+
+
+def _plan_context(
+    answer: dict[str, Any], form: PlanForm, constraints: Constraints
+) -> dict[str, Any]:
+    """Table rows, charts, rejections and nearest misses of a recommend answer, for display."""
+    gpus = selectors.gpu_names()
+    shown = plans.plausible(_named(answer["recommendations"]))
+    recommendations = shown.plans
+    for position, item in enumerate(recommendations, start=1):
+        item["position"] = position
+    timed = any(item["est_hours"] and item["est_total_usd"] for item in recommendations)
     points = [
         charts.ScatterPoint(
             x=item["est_hours"],
@@ -329,23 +437,24 @@ def _plan_context(answer: dict[str, Any]) -> dict[str, Any]:
             group=item["pricing_label"],
             label=_(
                 "#%(rank)s %(provider)s %(instance)s (%(region)s, %(pricing)s): "
-                "%(hours).1f h, $%(usd).2f"
+                "%(hours)s h, $%(usd)s"
             )
             % {
-                "rank": item["rank"],
+                "rank": item["position"],
                 "provider": item["provider_name"],
                 "instance": item["instance_type"],
                 "region": item["region"],
                 "pricing": item["pricing_label"],
-                "hours": item["est_hours"],
-                "usd": item["est_total_usd"],
+                "hours": f"{item['est_hours']:,.1f}",
+                "usd": f"{item['est_total_usd']:,.2f}",
             },
-            highlight=item["rank"] <= PLAN_ROWS,
+            highlight=item["position"] <= PLAN_ROWS,
         )
         for item in recommendations
         if item["est_hours"] and item["est_total_usd"]
     ]
-    scatter = charts.scatter_svg(
+    scatter = _for_both_widths(
+        charts.scatter_svg,
         points,
         title=_("Estimated cost against time of every candidate"),
         desc=_(
@@ -358,8 +467,9 @@ def _plan_context(answer: dict[str, Any]) -> dict[str, Any]:
         log_note=_("log scale"),
     )
     estimate = answer["estimate"]
-    top_gpu = gpus.get(estimate.get("gpu") or "")
-    memory_bar = charts.stacked_bar_svg(
+    top_gpu = gpus.get(estimate.get("gpu") or "") if recommendations else None
+    memory_bar = _for_both_widths(
+        charts.stacked_bar_svg,
         [
             charts.BarSegment(labels.label(labels.BREAKDOWN, key), value)
             for key, value in estimate["breakdown"].items()
@@ -369,7 +479,7 @@ def _plan_context(answer: dict[str, Any]) -> dict[str, Any]:
         unit="GiB",
         capacity=top_gpu[1] if top_gpu else None,
         capacity_label=(
-            _("%(gpu)s: %(memory)g GiB") % {"gpu": top_gpu[0], "memory": top_gpu[1]}
+            _("%(gpu)s: %(memory)s GiB") % {"gpu": top_gpu[0], "memory": f"{top_gpu[1]:g}"}
             if top_gpu
             else ""
         ),
@@ -379,16 +489,29 @@ def _plan_context(answer: dict[str, Any]) -> dict[str, Any]:
             "reason": labels.label(labels.REJECTIONS, reason),
             "code": reason,
             "count": entry["count"],
-            "examples": entry["examples"],
+            "examples": [_in_form_words(example, form) for example in entry["examples"]],
         }
         for reason, entry in sorted(answer["rejected"].items(), key=lambda kv: -kv[1]["count"])
     ]
+    objective = answer["objective"]
+    if objective != "cheapest_hourly" and not timed:
+        ranked_by = _("price per hour (no run length to total)")
+    else:
+        ranked_by = labels.label(labels.OBJECTIVES, objective)
     return {
         "answer": answer,
-        "objective": labels.label(labels.OBJECTIVES, answer["objective"]),
+        "ranked_by": ranked_by,
+        "timed": timed,
+        "advice": [
+            _in_form_words(line, form)
+            for line in answer["advice"]
+            if not _off_task(line, form.workload)
+        ],
         "rows": recommendations[:PLAN_ROWS],
-        "candidate_count": len(recommendations),
-        "candidates_capped": len(recommendations) >= PLAN_CANDIDATES,
+        "candidate_count": len(answer["recommendations"]),
+        "shown_count": len(recommendations),
+        "shown": shown,
+        "candidates_capped": len(answer["recommendations"]) >= PLAN_CANDIDATES,
         "scatter": scatter,
         "memory_bar": memory_bar,
         "breakdown": [
@@ -398,21 +521,35 @@ def _plan_context(answer: dict[str, Any]) -> dict[str, Any]:
         ],
         "top_gpu": top_gpu,
         "rejected": rejected,
+        "misses": _nearest_misses(form, answer, constraints) if not recommendations else [],
+        "inference": form.workload is not None and form.workload.task == "inference",
     }
 
 
 @require_safe
 def plan(request: HttpRequest) -> HttpResponse:
-    """/plan : a workload form; submitted, the ranked plans, a cost-time scatter, memory bar."""
+    """/plan : a workload form; submitted, the ranked plans, a cost-time scatter, memory bar.
+
+    A submitted form with empty fields is sent on to the same plan without them, so the link
+    carries only what was filled in, and lands on the results.
+    """
     bound = any(name in request.GET for name in PlanForm.base_fields)
+    if bound and any(not v.strip() for values in request.GET.lists() for v in values[1]):
+        query = QueryDict(mutable=True)
+        for name, values in request.GET.lists():
+            kept = [v for v in values if v.strip()]
+            if kept:
+                query.setlist(name, kept)
+        return HttpResponseRedirect(f"{request.path}?{query.urlencode()}#results")
     form = PlanForm(request.GET if bound else None, initial=PLAN_INITIAL)
     context: dict[str, Any] = {"form": form, "bound": bound}
     status = 200
     if bound and form.is_valid():
+        constraints = form.constraints()
         answer = sizing_selectors.recommend(
-            form.workload, form.constraints(), objective=form.ranking(), limit=PLAN_CANDIDATES
+            form.workload, constraints, objective=form.ranking(), limit=PLAN_CANDIDATES
         )
-        context.update(_plan_context(answer))
+        context.update(_plan_context(answer, form, constraints))
     elif bound:
         status = 400
     return render(request, "web/plan.html", context, status=status)
@@ -488,7 +625,8 @@ def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
         pricing_model = "on_demand" if "on_demand" in models or not models else models[0]
     pricing_label = labels.label(labels.PRICING_MODELS, pricing_model)
     history = selectors.gpu_price_history(gpu=gpu, pricing_model=pricing_model)
-    chart = charts.step_lines_svg(
+    chart = _for_both_widths(
+        charts.step_lines_svg,
         [charts.Series(name, points) for name, points in history.items()],
         title=_("Cheapest %(pricing)s price per GPU-hour of %(gpu)s, by provider")
         % {"pricing": pricing_label, "gpu": gpu.name},

@@ -78,9 +78,23 @@ def _watch(page, origin: str) -> dict[str, list[str]]:
     return seen
 
 
+# The smallest text (in CSS pixels) of any chart shown on the page.
+CHART_TEXT_JS = """() => {
+  let smallest = Infinity;
+  for (const svg of document.querySelectorAll('svg.chart')) {
+    if (!svg.getBoundingClientRect().width) continue;  // the other width's drawing, hidden
+    const scale = svg.getScreenCTM().a;
+    for (const t of svg.querySelectorAll('text')) {
+      smallest = Math.min(smallest, parseFloat(getComputedStyle(t).fontSize) * scale);
+    }
+  }
+  return smallest;
+}"""
+
+
 def test_plan_form_renders_table_and_charts(browser, live_server):
     OUTPUT.mkdir(exist_ok=True)
-    context = browser.new_context(locale="en-US", viewport={"width": 1280, "height": 900})
+    context = browser.new_context(locale="en-US", viewport={"width": 1366, "height": 900})
     page = context.new_page()
     page.set_default_timeout(30_000)
     seen = _watch(page, live_server.url)
@@ -99,24 +113,30 @@ def test_plan_form_renders_table_and_charts(browser, live_server):
         page.click("#plan-submit")
     assert navigation.value.status == 200
 
-    # The address carries the form, so the plan can be shared.
-    query = parse_qs(urlparse(page.url).query)
+    # The address carries the filled-in fields only, so the plan can be shared.
+    query = parse_qs(urlparse(page.url).query, keep_blank_values=True)
     assert query["model"] == ["llama-3-8b"] and query["tokens"] == ["200000000"]
     assert sorted(query["pricing"]) == ["on_demand", "spot"]
+    assert all(value for values in query.values() for value in values), query
+    assert "params_b" not in query and page.url.endswith("#results")
+    # The results are in view after submitting.
+    heading = page.locator("#results-heading").bounding_box()
+    assert 0 <= heading["y"] < 900, heading
 
     rows = page.locator("#plans-table tbody tr")
     assert 1 <= rows.count() <= 20
     assert "$" in rows.first.inner_text()
     assert page.locator("#plans-table tbody tr:first-child td").first.inner_text() == "1"
 
-    scatter = page.locator("#scatter-chart svg")
+    scatter = page.locator("#scatter-chart .chart-wide svg.chart")
     assert scatter.is_visible()
     box = scatter.bounding_box()
     assert box and box["width"] > 300 and box["height"] > 150
-    assert page.locator("#scatter-chart circle.point").count() >= rows.count()
+    assert page.locator("#scatter-chart .chart-wide circle.point").count() >= rows.count()
     assert "Estimated total cost (USD)" in scatter.inner_html()
-    assert page.locator("#memory-chart svg rect.segment").count() >= 2
-    assert page.locator("#memory-chart svg").is_visible()
+    assert page.locator("#memory-chart .chart-wide svg.chart rect.segment").count() >= 2
+    assert page.locator("#memory-chart .chart-wide svg.chart").is_visible()
+    assert page.evaluate(CHART_TEXT_JS) >= 11
 
     shot = OUTPUT / "plan.png"
     page.screenshot(path=str(shot), full_page=True)
@@ -125,12 +145,25 @@ def test_plan_form_renders_table_and_charts(browser, live_server):
     assert seen["outside"] == [], seen["outside"]
     assert seen["errors"] == [], seen["errors"]
 
-    # The same link on a phone, in Simplified Chinese: nothing wider than the screen but the
-    # table, which scrolls inside its own box.
+    # A shared link without a task (as in docs/web.md) shows the task the plan was made with,
+    # and pressing Plan again gives the same plan, not an error.
+    page.goto(f"{live_server.url}/plan?model=llama-3-8b&method=lora&tokens=2e8")
+    assert page.locator("#id_task").input_value() == "finetune"
+    first = page.locator("#plans-table tbody tr:first-child").inner_text()
+    with page.expect_navigation() as navigation:
+        page.click("#plan-submit")
+    assert navigation.value.status == 200
+    assert "task=finetune" in page.url
+    assert page.locator("#plans-table tbody tr:first-child").inner_text() == first
+
+    # The same link on a phone, in Simplified Chinese: nothing wider than the screen, the plans
+    # as cards, chart text at 11 px or more, and a tap on a point shows what it is.
     phone = browser.new_context(
         locale="zh-CN",
         viewport={"width": 390, "height": 844},
         extra_http_headers={"Accept-Language": "zh-CN,zh;q=0.9"},
+        has_touch=True,
+        is_mobile=True,
     )
     mobile = phone.new_page()
     mobile.set_default_timeout(30_000)
@@ -141,7 +174,17 @@ def test_plan_form_renders_table_and_charts(browser, live_server):
     assert mobile.locator("#plans-table tbody tr").count() == rows.count()
     page_width = mobile.evaluate("document.documentElement.scrollWidth")
     assert page_width <= 390 + 1, page_width
-    assert mobile.locator("#scatter-chart svg").bounding_box()["width"] <= 390
+    card = mobile.locator("#plans-table tbody tr").first.bounding_box()
+    assert card["x"] >= 0 and card["x"] + card["width"] <= 390 + 1, card
+    narrow = mobile.locator("#scatter-chart .chart-narrow svg.chart")
+    assert narrow.is_visible() and narrow.bounding_box()["width"] <= 390
+    assert mobile.evaluate(CHART_TEXT_JS) >= 11
+    point = mobile.locator("#scatter-chart .chart-narrow circle.point.highlight").last
+    point.scroll_into_view_if_needed()
+    spot = point.bounding_box()
+    mobile.touchscreen.tap(spot["x"] + spot["width"] / 2, spot["y"] + spot["height"] / 2)
+    tip = mobile.locator(".tip-box")
+    assert tip.is_visible() and "#" in tip.inner_text()
     shot = OUTPUT / "plan-phone-zh.png"
     mobile.screenshot(path=str(shot), full_page=False)
     print(f"screenshot: {shot}")

@@ -317,11 +317,12 @@ def test_plan_gives_ranked_table_scatter_and_memory_bar(client):
     assert 'id="plans-table"' in body
     rows = response.context["rows"]
     assert 1 <= len(rows) <= 20
-    assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1))
+    assert [r["position"] for r in rows] == list(range(1, len(rows) + 1))
     totals = [r["est_total_usd"] for r in rows]
     assert totals == sorted(totals)
-    assert response.context["candidate_count"] > len(rows)  # the scatter draws more than the table
-    assert body.count('<circle class="point') == response.context["candidate_count"]
+    assert response.context["shown_count"] > len(rows)  # the scatter draws more than the table
+    # Drawn twice, for a screen and for a phone.
+    assert body.count('<circle class="point') == 2 * response.context["shown_count"]
     assert "Estimated total cost (USD)" in body and "Estimated time (hours)" in body
     assert 'class="segment"' in body and "Weights" in body  # the memory breakdown bar
     assert "GiB" in body and "$" in body
@@ -353,11 +354,71 @@ def test_plan_url_carries_the_form(client):
 
 
 def test_plan_without_tokens_explains_the_missing_scatter(client):
-    response = client.get("/plan?model=llama-3-8b&task=inference")
+    response = client.get("/plan?model=llama-3-8b&task=finetune&method=lora")
     assert response.status_code == 200
     assert 'id="plans-table"' in text(response)
     assert response.context["scatter"] == ""
     assert "training tokens" in text(response)
+    assert "ranked by price per hour" in text(response)
+
+
+def test_inference_is_not_said_to_be_ranked_by_total(client):
+    response = client.get("/plan?model=llama-3-8b&task=inference")
+    body = text(response)
+    assert response.context["rows"] and not response.context["timed"]
+    assert "ranked by Cheapest in total" not in body and "ranked by price per hour" in body
+    assert "Est. total" not in body  # no column of dashes
+    assert "training tokens" not in body
+    assert "tokens to generate" in body
+    timed = client.get("/plan?model=llama-3-8b&task=inference&tokens=1e8")
+    assert timed.context["timed"] and "Est. total" in text(timed)
+
+
+def test_shared_plan_url_without_task_shows_the_task_it_was_made_with(client):
+    response = client.get("/plan?model=llama-3-8b&method=lora&tokens=2e8")
+    assert response.status_code == 200
+    body = text(response)
+    select = re.search(r'<select name="task".*?</select>', body, re.S).group(0)
+    assert re.findall(r'<option value="(\w+)" selected', select) == ["finetune"]
+    # Pressing Plan again sends what the form shows: the same plan, not a 400.
+    again = client.get("/plan?model=llama-3-8b&method=lora&tokens=2e8&task=finetune")
+    assert again.status_code == 200
+    first = response.context["rows"][0]
+    assert again.context["rows"][0]["instance_type"] == first["instance_type"]
+
+
+def test_submitted_plan_with_empty_fields_goes_to_the_url_without_them(client):
+    response = client.get(
+        "/plan?model=llama-3-8b&params_b=&task=finetune&method=lora&tokens=2e8&max_hours="
+        "&pricing=spot&pricing=on_demand"
+    )
+    assert response.status_code == 302
+    location = response["Location"]
+    assert location.endswith("#results")
+    assert "params_b" not in location and "max_hours" not in location
+    assert "pricing=spot&pricing=on_demand" in location
+    assert client.get(location.split("#")[0]).status_code == 200
+
+
+def test_plan_form_submits_to_the_results(client):
+    assert 'action="/plan#results"' in text(client.get("/plan"))
+    assert 'id="results"' in text(client.get(PLAN_QUERY))
+
+
+def test_plan_shows_plausible_candidates_only(client):
+    response = client.get("/plan?model=llama-2-7b&task=pretrain&tokens=1e11")
+    assert response.status_code == 200
+    shown = response.context["shown"]
+    hours = [p["est_hours"] for p in shown.plans]
+    assert shown.too_slow > 0 and max(hours) <= min(min(hours) * 10, 8760)
+    offers = {}
+    for plan in shown.plans:
+        key = (plan["provider"], plan["instance_type"], plan["region"], plan["pricing_model"])
+        offers.setdefault(key, []).append((plan["est_hours"], plan["est_total_usd"]))
+    for variants in offers.values():  # no node count of an offer beaten by another on both
+        for h, c in variants:
+            assert not any(h2 < h * 0.995 and c2 <= c * 1.005 for h2, c2 in variants)
+    assert not any("LoRA" in line for line in response.context["advice"])
 
 
 @pytest.mark.parametrize(
@@ -370,6 +431,9 @@ def test_plan_without_tokens_explains_the_missing_scatter(client):
         ("params_b=5000", "params_b", "Must be between"),
         ("model=llama-3-8b&params_b=7", "params_b", "not both"),
         ("model=llama-3-8b&max_gpus=0", "max_gpus", "greater than or equal to 1"),
+        ("model=llama-3-8b&max_hours=0", "max_hours", "Must be more than 0"),
+        ("model=llama-3-8b&max_total_usd=0", "max_total_usd", "Must be more than 0"),
+        ("model=llama-3-8b&seq_len=99999999", "seq_len", "between 1 and 1,048,576."),
         ("task=finetune", "model", "Give a model preset name or params_b"),
     ],
 )
@@ -388,7 +452,26 @@ def test_plan_that_fits_nothing_is_still_200_with_reasons(client):
     assert response.status_code == 200
     assert response.context["rows"] == []
     assert response.context["rejected"]
-    assert "Nothing fits these constraints" in text(response)
+    body = text(response)
+    assert "Nothing fits these constraints" in body
+    assert "The best 0 plans" not in body and "of the top plan" not in body
+    assert "chart needs" not in body and "training tokens" not in body
+
+
+def test_nothing_fits_names_the_nearest_misses_and_the_field_to_relax(client):
+    response = client.get(
+        "/plan?model=llama-3-70b&task=finetune&method=full&tokens=1e9&max_total_usd=10"
+    )
+    assert response.status_code == 200
+    misses = response.context["misses"]
+    assert misses and misses[0]["label"] == "Total budget (USD)"
+    assert misses[0]["value"] == "$10.00"
+    cheapest = misses[0]["plans"][0]["est_total_usd"]
+    assert cheapest > 10
+    body = text(response)
+    assert "Relax <strong>Total budget (USD)</strong>" in body
+    results = body[body.index('id="results"') : body.index('class="site-footer"')]
+    assert "max_total_usd" not in results  # advice and examples name the form's label
 
 
 # --- GPUs and providers -----------------------------------------------------------------------

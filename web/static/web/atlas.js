@@ -72,12 +72,26 @@
     tip.style.left = left + "px";
     tip.style.top = top + "px";
   }
-  document.querySelectorAll("svg.chart circle, svg.chart rect.segment, svg.chart polyline").forEach(function (mark) {
+  document.querySelectorAll("svg.chart circle, svg.chart rect.segment").forEach(function (mark) {
     if (!mark.querySelector(":scope > title")) return;
     mark.setAttribute("tabindex", "0");
     mark.addEventListener("focus", function () { showTip(mark); });
     mark.addEventListener("blur", hideTip);
-    mark.addEventListener("click", function (event) { event.stopPropagation(); showTip(mark); });
+  });
+  /* A tap picks the nearest point within a fingertip (points are small and may overlap). */
+  var REACH = 24;
+  document.querySelectorAll("svg.chart").forEach(function (svg) {
+    svg.addEventListener("click", function (event) {
+      var best = null, bestDistance = REACH;
+      svg.querySelectorAll("circle, rect.segment").forEach(function (mark) {
+        var box = mark.getBoundingClientRect();
+        var dx = Math.max(box.left - event.clientX, 0, event.clientX - box.right);
+        var dy = Math.max(box.top - event.clientY, 0, event.clientY - box.bottom);
+        var distance = Math.sqrt(dx * dx + dy * dy);
+        if (distance <= bestDistance) { best = mark; bestDistance = distance; }
+      });
+      if (best) { event.stopPropagation(); showTip(best); }
+    });
   });
   document.querySelectorAll("td.price .usd[title]").forEach(function (price) {
     price.setAttribute("data-tip-text", price.getAttribute("title"));
@@ -144,6 +158,23 @@
         if (match) shown += 1;
       });
       if (count) count.textContent = String(shown);
+    });
+  });
+
+  /* Forms marked data-compact-url send only the fields that hold a value, so the address of
+     the result (a link to share) is short. Without this the server redirects to that address. */
+  document.querySelectorAll("form[data-compact-url]").forEach(function (form) {
+    form.addEventListener("submit", function () {
+      form.querySelectorAll("input, select").forEach(function (input) {
+        if (input.type === "checkbox" || input.type === "radio" || input.type === "submit") return;
+        if (input.multiple ? input.selectedOptions.length === 0 : !String(input.value).trim()) {
+          input.disabled = true;
+        }
+      });
+      /* Enabled again after the submission is built, for when the page is kept (back button). */
+      window.setTimeout(function () {
+        form.querySelectorAll("input:disabled, select:disabled").forEach(function (input) { input.disabled = false; });
+      }, 0);
     });
   });
 

@@ -1,0 +1,51 @@
+"""What the plan page keeps of the planner's candidates (web.plans, pure Python)."""
+
+from __future__ import annotations
+
+from web.plans import MAX_HOURS, plausible
+
+
+def _plan(rank, hours, total, *, nodes=1, instance="p5", per_hour=None):
+    return {
+        "rank": rank,
+        "provider": "aws",
+        "instance_type": instance,
+        "region": "us-east-1",
+        "pricing_model": "on_demand",
+        "nodes": nodes,
+        "est_hours": hours,
+        "est_total_usd": total,
+        "usd_per_hour": per_hour if per_hour is not None else (total / hours if hours else 1.0),
+    }
+
+
+def test_plans_far_slower_than_the_fastest_are_left_out():
+    shown = plausible(
+        [_plan(1, 10, 100), _plan(2, 99, 50, instance="a"), _plan(3, 101, 20, instance="b")]
+    )
+    assert [p["rank"] for p in shown.plans] == [1, 2]
+    assert shown.too_slow == 1 and shown.time_limit_hours == 100
+
+
+def test_nothing_over_a_year_even_when_the_fastest_is_slow():
+    shown = plausible([_plan(1, 2000, 100), _plan(2, MAX_HOURS + 1, 50, instance="a")])
+    assert [p["rank"] for p in shown.plans] == [1]
+
+
+def test_node_counts_of_one_offer_that_add_nothing_are_left_out():
+    # One offer at 1, 2, 4 and 8 nodes for the same total: only the fastest adds anything.
+    plans = [_plan(i + 1, 80 / 2**i, 1000, nodes=2**i) for i in range(4)]
+    shown = plausible(plans)
+    assert [p["nodes"] for p in shown.plans] == [8]
+    assert shown.repeats == 3
+
+
+def test_a_faster_but_dearer_count_is_kept():
+    shown = plausible([_plan(1, 80, 1000), _plan(2, 40, 1400, nodes=2)])
+    assert [p["nodes"] for p in shown.plans] == [1, 2]
+
+
+def test_without_run_length_the_cheapest_count_per_hour_is_kept():
+    plans = [_plan(1, None, None, per_hour=4.0), _plan(2, None, None, nodes=2, per_hour=8.0)]
+    shown = plausible(plans)
+    assert [p["nodes"] for p in shown.plans] == [1]
