@@ -474,7 +474,7 @@ WORKLOAD_OPTIONS: list[tuple[str, str, str, str | None]] = [
     (
         "gradient_checkpointing",
         "choice",
-        "none, selective, full. Booleans accepted; a bare CLI flag means full.",
+        "none, selective, op_selective, full. Booleans accepted; a bare CLI flag means full.",
         "full",
     ),
     (
@@ -488,6 +488,30 @@ WORKLOAD_OPTIONS: list[tuple[str, str, str, str | None]] = [
     ("tokens", "count", "Tokens to train on.", None),
     ("context_len", "int", "Inference.", None),
     ("concurrency", "int", "Inference.", None),
+    (
+        "framework",
+        "choice",
+        "hf, torchtune, litgpt, axolotl, unsloth, llama_factory, deepspeed, megatron, torchtitan, vllm, sglang. Sets the defaults of loss, activation_offloading and optimizer_in_backward.",
+        None,
+    ),
+    (
+        "loss",
+        "choice",
+        "standard, chunked, fused. standard: full fp32 logits; chunked; fused (default: the framework's).",
+        None,
+    ),
+    (
+        "activation_offloading",
+        "bool",
+        "Saved activations kept in host memory (default: the framework's).",
+        None,
+    ),
+    (
+        "optimizer_in_backward",
+        "bool",
+        "Each gradient is applied and freed during backward (default: the framework's).",
+        None,
+    ),
 ]
 # --- End of the generated workload options. ---
 WORKLOAD_FIELDS = [row[0] for row in WORKLOAD_OPTIONS]

@@ -193,6 +193,11 @@ def _attention_flops_fwd(arch: ModelArch, s: float) -> float:
     return 4.0 * arch.total_layers * s * arch.q_width
 
 
+# Op-level selective checkpointing (torchtitan) saves every other matmul's output, so half of
+# the layers' matmuls run again in backward.
+OP_SELECTIVE_RECOMPUTED_MATMULS = 0.5
+
+
 def training_flops_per_token(w: Workload) -> tuple[float, float, float, float]:
     """(model FLOPs, hardware FLOPs, hardware FLOPs in the attention core, recompute FLOPs) per token.
 
@@ -220,6 +225,9 @@ def training_flops_per_token(w: Workload) -> tuple[float, float, float, float]:
         dense_re, attn_re = 2 * n_layers * frac, attn * frac
     elif w.gradient_checkpointing == "selective":
         dense_re, attn_re = 0.0, attn * frac
+    elif w.gradient_checkpointing == "op_selective":
+        # every other matmul is recomputed; the attention kernel's output is kept
+        dense_re, attn_re = 2 * n_layers * frac * OP_SELECTIVE_RECOMPUTED_MATMULS, 0.0
     else:
         dense_re = attn_re = 0.0
     model = dense + attn_model

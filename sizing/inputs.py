@@ -23,7 +23,21 @@ TASKS = ("pretrain", "finetune", "inference")
 METHODS = ("full", "lora", "qlora", "freeze")
 PRECISIONS = ("fp32", "bf16", "fp16", "fp8", "int8", "int4")
 OPTIMIZERS = ("adamw", "adamw_8bit", "sgd", "adafactor")
-CHECKPOINTING = ("none", "selective", "full")
+CHECKPOINTING = ("none", "selective", "op_selective", "full")
+FRAMEWORK_NAMES = (
+    "hf",
+    "torchtune",
+    "litgpt",
+    "axolotl",
+    "unsloth",
+    "llama_factory",
+    "deepspeed",
+    "megatron",
+    "torchtitan",
+    "vllm",
+    "sglang",
+)
+LOSS_MODES = ("standard", "chunked", "fused")
 SHARDINGS = ("none", "zero1", "zero2", "zero3", "fsdp")
 LORA_TARGETS = ("attention", "all_linear")
 ATTENTION_IMPLS = ("flash", "eager")
@@ -208,6 +222,36 @@ WORKLOAD: tuple[Field, ...] = (
     ),
     Field(
         "attention", "choice", gettext_noop("Attention"), "", ATTENTION_IMPLS, form=False, cli=False
+    ),
+    Field(
+        "framework",
+        "choice",
+        gettext_noop("Framework"),
+        "Sets the defaults of loss, activation_offloading and optimizer_in_backward.",
+        FRAMEWORK_NAMES,
+        default="hf",
+    ),
+    Field(
+        "loss",
+        "choice",
+        gettext_noop("Loss computation"),
+        "standard: full fp32 logits; chunked; fused (default: the framework's).",
+        LOSS_MODES,
+        form=False,
+    ),
+    Field(
+        "activation_offloading",
+        "bool",
+        gettext_noop("Offload activations to CPU"),
+        "Saved activations kept in host memory (default: the framework's).",
+        form=False,
+    ),
+    Field(
+        "optimizer_in_backward",
+        "bool",
+        gettext_noop("Optimizer step in backward"),
+        "Each gradient is applied and freed during backward (default: the framework's).",
+        form=False,
     ),
 )
 

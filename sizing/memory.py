@@ -64,6 +64,20 @@ RMSNORM_FP32_UPCAST_BYTES = 4.0
 # vocabulary entry we hold the fp32 logits (4), the saved log-softmax (4) and, in backward, the
 # fp32 gradient (4). The 16-bit logits are freed after the cast.
 LOSS_BYTES_PER_LOGIT = 12.0
+# Bytes per logit by how the loss is computed (workload.loss; defaults per framework in
+# sizing/frameworks.py). chunked (torchtune CEWithChunkedOutputLoss, litgpt
+# chunked_cross_entropy, Megatron's vocab-parallel CE): the bf16 logits (2) stay whole, the fp32
+# upcast with its softmax and gradient exists for one of 8 chunks at a time (12 / 8); torchtune's
+# README measures 8.1 GiB saved by chunking at 2 x 4096 tokens x 128k vocabulary, i.e. 12 -> 3.7
+# B per logit. fused (Unsloth's Triton cross-entropy): bf16 logits only, gradient in place.
+LOSS_BYTES_BY_MODE = {"standard": LOSS_BYTES_PER_LOGIT, "chunked": 2 + 12 / 8, "fused": 2.0}
+# Op-level selective checkpointing (torchtitan `selective_ac_option = "op"`) saves the output of
+# every other matmul plus the attention kernel's output and recomputes the rest of the layer.
+OP_SELECTIVE_SAVED_MATMUL_SHARE = 0.5
+# Activation offloading (torchtune enable_activation_offloading) streams saved activations to
+# host memory; about two layers' worth stay on the GPU in flight (the one being offloaded and
+# the one prefetched for backward).
+OFFLOAD_LAYERS_ON_GPU = 2.0
 # Backward keeps gradient buffers about the size of one layer's activations while it walks the
 # layers; recomputation (full checkpointing) holds one recomputed layer on top.
 BACKWARD_TRANSIENT_LAYERS = 1.0
@@ -238,32 +252,46 @@ def _activations(w: Workload, tp: int, explain: bool = True) -> tuple[float, str
     c = a.counts
     lin_d, ctx_d = activation_bytes_per_token(w, moe_layer=False)
     lin_m, ctx_m = activation_bytes_per_token(w, moe_layer=True) if a.is_moe else (0.0, 0.0)
-    if ckpt in ("selective", "full"):
+    if ckpt in ("selective", "op_selective", "full"):
         ctx_d = ctx_m = 0.0  # selective recomputation drops exactly the attention-core buffers
     layer_d = b * s * (lin_d + ctx_d * s)
     layer_m = b * s * (lin_m + ctx_m * s)
+    if ckpt == "op_selective":
+        layer_d = b * s * _op_selective_bytes_per_token(w, moe_layer=False)
+        layer_m = b * s * _op_selective_bytes_per_token(w, moe_layer=True) if a.is_moe else 0.0
     n_dense, n_moe = c.dense_layers, c.moe_layers
     if w.method == "freeze":  # gradients flow only through the trained top layers
         n_moe = min(n_moe, FREEZE_TRAINABLE_LAYERS)
         n_dense = min(n_dense, FREEZE_TRAINABLE_LAYERS - n_moe)
     biggest = max(layer_d, layer_m)
+    offload = w.activation_offloading
     if ckpt == "full":
-        kept = (n_dense + n_moe) * b * s * (a.hidden_size or 0) * e  # each layer's input
+        n_kept = min(n_dense + n_moe, OFFLOAD_LAYERS_ON_GPU) if offload else n_dense + n_moe
+        kept = n_kept * b * s * (a.hidden_size or 0) * e  # each layer's input
         layers = kept + (1 + BACKWARD_TRANSIENT_LAYERS) * biggest
+    elif offload:
+        layers = (OFFLOAD_LAYERS_ON_GPU + BACKWARD_TRANSIENT_LAYERS) * biggest
     else:
         layers = n_dense * layer_d + n_moe * layer_m + BACKWARD_TRANSIENT_LAYERS * biggest
     logits = _logit_bytes(w)
     total = (layers + logits) / tp
     if not explain:
         return total, ""
-    if ckpt == "full":
+    if offload:
+        how = (
+            f"activations offloaded to host: {OFFLOAD_LAYERS_ON_GPU:g} layers in flight "
+            f"({_gib(biggest)} each, {ckpt} checkpointing) + backward buffers"
+        )
+    elif ckpt == "full":
         how = (
             f"{n_dense + n_moe} layer inputs (s x b x h x {e:g} B) + "
             f"{1 + BACKWARD_TRANSIENT_LAYERS:g} recomputed layers ({_gib(biggest)} each)"
         )
     else:
         per_tok = (lin_d + ctx_d * s) / (a.hidden_size or 1)
-        core = "no recomputation" if ckpt == "none" else "selective recomputation"
+        core = {"none": "no recomputation", "op_selective": "op-level selective recomputation"}.get(
+            ckpt, "selective recomputation"
+        )
         how = (
             f"{n_dense + n_moe} layers x s={s} x b={b} x h={a.hidden_size} x {per_tok:.1f} B "
             f"(Korthikanti 2022 counted term by term: {w.attention} attention, {core})"
@@ -271,7 +299,8 @@ def _activations(w: Workload, tp: int, explain: bool = True) -> tuple[float, str
         )
     if logits:
         how += (
-            f" + loss head {_gib(logits)} (s x b x V={a.vocab_size} x {LOSS_BYTES_PER_LOGIT:g} B)"
+            f" + loss head {_gib(logits)} (s x b x V={a.vocab_size} x "
+            f"{LOSS_BYTES_BY_MODE[w.loss]:g} B, {w.loss} loss)"
         )
     if tp > 1:
         how += f", / tensor_parallel {tp} (sequence parallel)"
@@ -285,7 +314,18 @@ def _logit_bytes(w: Workload) -> float:
     )
     if not lm_head or not a.vocab_size:
         return 0.0
-    return w.batch_size * w.seq_len * a.vocab_size * LOSS_BYTES_PER_LOGIT
+    return w.batch_size * w.seq_len * a.vocab_size * LOSS_BYTES_BY_MODE[w.loss]
+
+
+def _op_selective_bytes_per_token(w: Workload, *, moe_layer: bool) -> float:
+    """Saved bytes per token of one layer under op-level selective checkpointing: the layer
+    input, the attention output and OP_SELECTIVE_SAVED_MATMUL_SHARE of the matmul outputs."""
+    a = w.arch
+    e = _act_bytes(w)
+    h = float(a.hidden_size or 0)
+    inter = float(a.moe_intermediate_active() if moe_layer else (a.intermediate_size or 4 * h))
+    matmul_out = a.q_width + a.kv_width + a.v_width + h + (2 if a.gated_mlp else 1) * inter + h
+    return h * e + a.o_width * e + OP_SELECTIVE_SAVED_MATMUL_SHARE * matmul_out * e
 
 
 def _optimizer_state_bytes(w: Workload, param_bytes: float) -> float:
@@ -368,6 +408,9 @@ def training_memory(w: Workload, *, dp: int, sharding: str, explain: bool = True
         gb = MIXED_PRECISION_GRAD_BYTES if w.mixed_precision else wb
         r.weights = p_all * wb / mp
         r.gradients = trainable * gb / mp
+        if w.optimizer_in_backward:  # each gradient is applied and freed as backward makes it
+            biggest_tensor = max(_layer_params(a), float(a.vocab_size or 0) * (a.hidden_size or 0))
+            r.gradients = min(trainable, biggest_tensor) * gb / mp
         r.optimizer = trainable * (master + states) / mp
         if zero_o and dp > 1:
             r.optimizer /= dp

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields, replace
 
 from catalog.suggest import close_names
 
+from .frameworks import FRAMEWORKS
 from .inputs import (  # noqa: F401  (re-exported: the names callers import from here)
     ATTENTION_IMPLS,
     BOUNDS,
@@ -81,6 +82,10 @@ class Workload:
         None  # micro-batches per optimizer step (None: 1, or 8 x pp)
     )
     attention: str = "flash"
+    framework: str = "hf"
+    loss: str = "standard"  # how the loss head is computed (sizing/frameworks.py)
+    activation_offloading: bool = False
+    optimizer_in_backward: bool = False
     arch: ModelArch = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
 
     @property
@@ -252,6 +257,15 @@ def parse_workload(data: dict, presets: dict[str, ModelArch]) -> Workload:
     sharding = choice("sharding")
     lora_targets = choice("lora_targets")
     attention = choice("attention")
+    framework = choice("framework")
+    loss = choice("loss")
+    flags: dict[str, bool | None] = {}
+    for name in ("activation_offloading", "optimizer_in_backward"):
+        flags[name] = None
+        if name in raw:
+            flags[name] = _as_bool(raw[name])
+            if flags[name] is None:
+                err(name, "Must be true or false.")
     ckpt = None
     if "gradient_checkpointing" in raw:
         v = raw["gradient_checkpointing"]
@@ -375,6 +389,10 @@ def parse_workload(data: dict, presets: dict[str, ModelArch]) -> Workload:
         attention = "eager" if precision == "fp32" else "flash"
     if not arch.is_transformer:
         attention = "eager"
+    framework = framework or "hf"
+    habits = FRAMEWORKS[framework]
+    offload = flags["activation_offloading"]
+    in_backward = flags["optimizer_in_backward"]
     return Workload(
         model=model if isinstance(model, str) else None,
         params_b=arch.params_b,
@@ -398,6 +416,11 @@ def parse_workload(data: dict, presets: dict[str, ModelArch]) -> Workload:
         pipeline_parallel=int(pp),
         gradient_accumulation=accumulation,
         attention=attention,
+        framework=framework,
+        loss=loss or habits.loss,
+        activation_offloading=habits.activation_offloading if offload is None else offload,
+        optimizer_in_backward=(habits.optimizer_in_backward if in_backward is None else in_backward)
+        and training,
         arch=arch,
     )
 

@@ -447,3 +447,59 @@ def test_one_headroom_setting_drives_estimator_and_planner():
     assert inputs.HEADROOM.warn == estimator.DEFAULT_HEADROOM
     assert inputs.HEADROOM.fit == planner.FIT_HEADROOM
     assert 100 * inputs.HEADROOM.warn == planner.HEADROOM_WARN_PCT
+
+
+def _mem(**fields):
+    from sizing.estimator import estimate, parse_workload
+    from sizing.presets import load_presets
+
+    w = parse_workload({"model": "llama-3.1-8b", "batch_size": 2, **fields}, load_presets())
+    return w, estimate(w, gpu=None, gpu_count=1)
+
+
+def test_framework_sets_the_loss_default_and_an_explicit_field_wins():
+    w, _ = _mem(framework="torchtune")
+    assert w.loss == "chunked"
+    w, _ = _mem(framework="torchtune", loss="standard")
+    assert w.loss == "standard"
+    assert _mem()[0].loss == "standard"  # hf
+
+
+def test_chunked_and_fused_losses_shrink_only_the_loss_head():
+    _, std = _mem()
+    _, chunked = _mem(loss="chunked")
+    _, fused = _mem(loss="fused")
+    assert fused.breakdown["activations"] < chunked.breakdown["activations"]
+    assert chunked.breakdown["activations"] < std.breakdown["activations"]
+    assert chunked.breakdown["weights"] == std.breakdown["weights"]
+
+
+def test_op_selective_checkpointing_sits_between_none_and_full():
+    acts = {
+        ckpt: _mem(gradient_checkpointing=ckpt)[1].breakdown["activations"]
+        for ckpt in ("none", "selective", "op_selective", "full")
+    }
+    assert acts["full"] < acts["op_selective"] < acts["selective"] <= acts["none"]
+
+
+def test_offloading_and_optimizer_in_backward_save_what_they_should():
+    _, base = _mem(gradient_checkpointing="full")
+    _, off = _mem(gradient_checkpointing="full", activation_offloading=True)
+    assert off.breakdown["activations"] < base.breakdown["activations"]
+    _, fused = _mem(optimizer_in_backward=True)
+    _, plain = _mem()
+    assert fused.breakdown["gradients"] < plain.breakdown["gradients"] / 10
+
+
+def test_bad_framework_fields_are_named():
+    import pytest
+
+    from sizing.estimator import WorkloadError, parse_workload
+    from sizing.presets import load_presets
+
+    with pytest.raises(WorkloadError) as exc:
+        parse_workload(
+            {"model": "llama-3.1-8b", "framework": "jax", "activation_offloading": "maybe"},
+            load_presets(),
+        )
+    assert {"framework", "activation_offloading"} <= set(exc.value.errors)

@@ -1,0 +1,54 @@
+"""What each training or serving framework does to memory by default, with where it is written.
+
+Only behaviour the estimator models is listed: how the loss head is computed (`loss`), whether
+saved activations go to host memory, and whether the optimizer step runs inside backward (so
+only one parameter's gradient is alive at a time). A workload field given explicitly wins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Framework:
+    """Defaults a framework applies when the workload does not say."""
+
+    loss: str  # standard: fp32 logits + log-softmax + fp32 grad; chunked; fused (never full logits)
+    activation_offloading: bool = False
+    optimizer_in_backward: bool = False
+    source: str = ""
+
+
+FRAMEWORKS: dict[str, Framework] = {
+    "hf": Framework(
+        "standard",
+        source="transformers LlamaForCausalLM.forward: logits.float() before CrossEntropyLoss",
+    ),
+    "torchtune": Framework(
+        "chunked",
+        source="pytorch/torchtune README 'Optimization flags' and recipes/configs/*: "
+        "CEWithChunkedOutputLoss (8 chunks, fp32 upcast per chunk)",
+    ),
+    "litgpt": Framework(
+        "chunked",
+        source="Lightning-AI/litgpt litgpt/utils.py chunked_cross_entropy (chunk_size 128)",
+    ),
+    "axolotl": Framework("standard", source="axolotl: HF Trainer unless a Liger plugin is set"),
+    "unsloth": Framework(
+        "fused",
+        source="unslothai/unsloth README: fused cross-entropy, logits never materialised",
+    ),
+    "llama_factory": Framework("standard", source="LLaMA-Factory: HF Trainer underneath"),
+    "deepspeed": Framework("standard", source="DeepSpeed runs the HF/PyTorch model's own loss"),
+    "megatron": Framework(
+        "chunked",
+        source="Megatron-LM vocab_parallel_cross_entropy: fp32 upcast of each TP shard in place",
+    ),
+    "torchtitan": Framework(
+        "standard",
+        source="pytorch/torchtitan torchtitan/components/loss.py: pred.float() then cross_entropy",
+    ),
+    "vllm": Framework("standard", source="serving: no loss"),
+    "sglang": Framework("standard", source="serving: no loss"),
+}
