@@ -21,8 +21,6 @@ from .models import (
     PriceHistory,
     Provider,
     Region,
-    ScrapeRun,
-    UnmatchedGPUName,
 )
 
 
@@ -246,53 +244,9 @@ class PriceHistoryAdmin(admin.ModelAdmin):
         return False
 
 
-@admin.register(ScrapeRun)
-class ScrapeRunAdmin(admin.ModelAdmin):
-    list_display = ["provider", "started_at", "finished_at", "status", *ScrapeRun.COUNT_FIELDS]
-    list_filter = ["status", "provider", "trigger"]
-    list_select_related = ["provider"]
-    date_hierarchy = "started_at"
-
-    def get_readonly_fields(self, request, obj=None):
-        return [f.name for f in self.model._meta.fields]
-
-    def has_add_permission(self, request):
-        return False
-
-
 @admin.register(CurrencyRate)
 class CurrencyRateAdmin(admin.ModelAdmin):
     list_display = ["currency", "usd_per_unit", "as_of", "source"]
     list_filter = ["currency"]
     search_fields = ["currency"]
     date_hierarchy = "as_of"
-
-
-@admin.register(UnmatchedGPUName)
-class UnmatchedGPUNameAdmin(admin.ModelAdmin):
-    """The queue of GPU names no alias knows: choose a GPU and save to create the alias."""
-
-    list_display = ["name", "provider", "times_seen", "first_seen_at", "last_seen_at", "mapped_to"]
-    list_filter = ["provider", ("mapped_to", admin.EmptyFieldListFilter)]
-    search_fields = ["name", "normalised"]
-    list_select_related = ["provider", "mapped_to"]
-    autocomplete_fields = ["mapped_to"]
-    readonly_fields = [
-        "provider",
-        "name",
-        "normalised",
-        "times_seen",
-        "first_seen_at",
-        "last_seen_at",
-        "example",
-    ]
-
-    def has_add_permission(self, request):
-        return False
-
-    def save_model(self, request, obj, form, change):
-        if obj.mapped_to_id and "mapped_to" in form.changed_data:
-            services.unmatched_gpu_name_map(item=obj, gpu=obj.mapped_to)
-            self.message_user(request, f"{obj.name!r} now maps to {obj.mapped_to}.")
-        else:
-            super().save_model(request, obj, form, change)

@@ -127,3 +127,20 @@ class ScrapeStatus(models.TextChoices):
     SUCCESS = "success", "Success"
     PARTIAL = "partial", "Partial"
     FAILED = "failed", "Failed"
+    # A refresh that looked like drift (too few records, a GPU model gone): nothing was written;
+    # a curator approves (its records are ingested then) or rejects it.
+    HELD = "held", "Held for a curator"
+    REJECTED = "rejected", "Rejected by a curator"
+
+
+# Runs whose records were ingested: the baseline the next refresh is compared with.
+GOOD_SCRAPE_STATUSES = (ScrapeStatus.SUCCESS, ScrapeStatus.PARTIAL)
+
+
+class UnmatchedKind(models.TextChoices):
+    """What kind of provider name a refresh could not map."""
+
+    GPU = "gpu", "GPU name"
+    SKU = "sku", "SKU"
+    INSTANCE = "instance", "Instance type or family"
+    REGION = "region", "Region"

@@ -255,6 +255,18 @@ class ScrapeRun(models.Model):
     unmatched = models.PositiveIntegerField(default=0)
     gone = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
+    warnings = models.JSONField(
+        default=list, blank=True, help_text="Drift: names the refresh could not map, and why."
+    )
+    gpu_names = models.JSONField(
+        default=list, blank=True, help_text="The provider's GPU names this run read, sorted."
+    )
+    held_reason = models.CharField(max_length=500, blank=True)
+    held_records = models.JSONField(
+        null=True, blank=True, help_text="A held run's parsed records, ingested if approved."
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decided_by = models.CharField(max_length=150, blank=True)
 
     # What the ingest counts; listed by the admin, the API and the ingest alike.
     COUNT_FIELDS = (
@@ -397,11 +409,18 @@ class CurrencyRate(models.Model):
 
 
 class UnmatchedGPUName(models.Model):
-    """A GPU name a provider used that no alias knows; a curator maps it to a GPU."""
+    """A provider name a refresh could not map (a GPU, SKU, instance family or region).
+
+    A GPU name is mapped to a GPU by a curator (an alias); other kinds call for a parser or
+    fixture change and stay listed until they stop appearing.
+    """
 
     provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="unmatched_gpus")
-    name = models.CharField(max_length=128)
-    normalised = models.CharField(max_length=128)
+    kind = models.CharField(
+        max_length=16, choices=choices.UnmatchedKind.choices, default=choices.UnmatchedKind.GPU
+    )
+    name = models.CharField(max_length=255)
+    normalised = models.CharField(max_length=255)
     first_seen_at = models.DateTimeField(auto_now_add=True)
     last_seen_at = models.DateTimeField(auto_now=True)
     times_seen = models.PositiveIntegerField(default=1)
@@ -412,10 +431,10 @@ class UnmatchedGPUName(models.Model):
 
     class Meta:
         ordering = ["mapped_to", "-times_seen"]
-        verbose_name = "unmatched GPU name"
+        verbose_name = "unmatched name"
         constraints = [
             models.UniqueConstraint(
-                fields=["provider", "normalised"], name="unmatched_natural_key"
+                fields=["provider", "kind", "normalised"], name="unmatched_natural_key"
             ),
         ]
 

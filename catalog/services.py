@@ -326,12 +326,21 @@ def prices_renormalise() -> int:
 
 
 def unmatched_gpu_name_record(
-    *, provider: Provider, name: str, example: dict[str, Any] | None = None
+    *,
+    provider: Provider,
+    name: str,
+    example: dict[str, Any] | None = None,
+    kind: str = choices.UnmatchedKind.GPU,
 ) -> UnmatchedGPUName:
-    """Queue a GPU name nobody knows for a curator, counting how often it is seen."""
-    key = normalise_gpu_name(name)
+    """Queue a name nobody can map (a GPU, SKU, instance family or region) for a curator,
+    counting how often it is seen."""
+    name = name[:255]
+    key = normalise_gpu_name(name) if kind == choices.UnmatchedKind.GPU else name.strip().lower()
     item, created = UnmatchedGPUName.objects.get_or_create(
-        provider=provider, normalised=key, defaults={"name": name, "example": example or {}}
+        provider=provider,
+        kind=kind,
+        normalised=key[:255],
+        defaults={"name": name, "example": example or {}},
     )
     if not created:
         item.times_seen += 1

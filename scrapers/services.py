@@ -43,12 +43,13 @@ from catalog.services import (
     unmatched_gpu_name_record,
 )
 
-from .base import HttpClient, PriceRecord, Scraper, parse_all
+from .base import HttpClient, ParseNote, PriceRecord, Scraper, parse_pages
 from .registry import http_client, scraper_for
 
 logger = logging.getLogger(__name__)
 SIX = Decimal("0.000001")
 MAX_PROBLEMS_KEPT = 50
+MAX_WARNINGS_KEPT = 100
 
 
 class RefreshInProgress(RuntimeError):
@@ -67,11 +68,17 @@ class IngestReport:
     locked: int = 0
     skipped: int = 0
     problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def problem(self, text: str) -> None:
         self.skipped += 1
         if len(self.problems) < MAX_PROBLEMS_KEPT:
             self.problems.append(text)
+
+    def warn(self, text: str) -> None:
+        """Drift a curator must see (an unmapped name); kept on the run's ``warnings``."""
+        if text not in self.warnings and len(self.warnings) < MAX_WARNINGS_KEPT:
+            self.warnings.append(text)
 
 
 # --- Locks ---------------------------------------------------------------------------------
@@ -135,21 +142,30 @@ def provider_refresh(
         try:
             pages = list(scraper.fetch(client))
             run.pages = len(pages)
-            records = parse_all(scraper, pages)
-            report = prices_ingest(
-                provider=provider, run=run, records=records, observed_at=run.started_at,
-                pricing_models=scraper.pricing_models(),
-            )  # fmt: skip
+            parsed = parse_pages(scraper, pages)
+            records = parsed.records
+            run.gpu_names = sorted({r.gpu_name for r in records})
+            run.warnings = notes_record(provider=provider, notes=parsed.unmatched())
+            held = refresh_hold_reason(provider=provider, records=records, run=run)
+            if held:
+                run.status = choices.ScrapeStatus.HELD
+                run.held_reason = held
+                run.records_seen = len(records)
+                run.held_records = [r.as_json() for r in records]
+            else:
+                report = prices_ingest(
+                    provider=provider, run=run, records=records, observed_at=run.started_at,
+                    pricing_models=scraper.pricing_models(),
+                )  # fmt: skip
         except Exception as exc:  # any failure: the run says why, stored prices stay as they were
             logger.exception("refresh of %s failed", provider.slug)
             run.status = choices.ScrapeStatus.FAILED
             run.error = f"{type(exc).__name__}: {exc}"[:2000]
         else:
-            _copy_counts(run, report)
-            run.status = (
-                choices.ScrapeStatus.PARTIAL if report.problems else choices.ScrapeStatus.SUCCESS
-            )
-            run.error = "\n".join(report.problems)
+            if not held:
+                _finish(run, report)
+            else:
+                logger.warning("refresh of %s held: %s", provider.slug, held)
         finally:
             if own_client:
                 client.close()
@@ -161,6 +177,109 @@ def provider_refresh(
 def _copy_counts(run: ScrapeRun, report: IngestReport) -> None:
     for name in ScrapeRun.COUNT_FIELDS:
         setattr(run, name, getattr(report, name))
+
+
+def _finish(run: ScrapeRun, report: IngestReport) -> None:
+    """A run whose records were ingested: counts, status, problems and warnings from the report."""
+    _copy_counts(run, report)
+    run.status = choices.ScrapeStatus.PARTIAL if report.problems else choices.ScrapeStatus.SUCCESS
+    run.error = "\n".join(report.problems)
+    run.warnings = list(dict.fromkeys([*run.warnings, *report.warnings]))[:MAX_WARNINGS_KEPT]
+
+
+# --- Drift ---------------------------------------------------------------------------------
+
+
+def notes_record(*, provider: Provider, notes: list[ParseNote]) -> list[str]:
+    """File a parser's unmatched names in the unmatched-names queue; their texts as warnings."""
+    warnings: list[str] = []
+    for note in notes:
+        unmatched_gpu_name_record(
+            provider=provider, name=note.name, kind=note.category or choices.UnmatchedKind.GPU,
+            example={"reason": note.reason},
+        )  # fmt: skip
+        if len(warnings) < MAX_WARNINGS_KEPT:
+            warnings.append(note.text())
+    return warnings
+
+
+def last_good_run(provider: Provider, *, before: ScrapeRun | None = None) -> ScrapeRun | None:
+    """The provider's newest run whose records were ingested (the baseline for drift)."""
+    runs = ScrapeRun.objects.filter(provider=provider, status__in=choices.GOOD_SCRAPE_STATUSES)
+    if before is not None and before.pk:
+        runs = runs.exclude(pk=before.pk)
+    return runs.order_by("-started_at", "-pk").first()
+
+
+def refresh_hold_reason(
+    *, provider: Provider, records: list[PriceRecord], run: ScrapeRun | None = None
+) -> str:
+    """Why a refresh looks like drift and must wait for a curator; "" when it may be ingested.
+
+    Held when it reads fewer records than SCRAPE_HOLD_BELOW_SHARE of the last good run, or when
+    a GPU name the last good run read is missing (a dropped row, a renamed field or SKU).
+    """
+    baseline = last_good_run(provider, before=run)
+    if baseline is None:
+        return ""  # the first refresh has nothing to fall short of
+    share = Decimal(str(settings.SCRAPE_HOLD_BELOW_SHARE))
+    reasons = []
+    if baseline.records_seen and len(records) < share * baseline.records_seen:
+        reasons.append(
+            f"{len(records)} records, below {share:.0%} of the {baseline.records_seen} "
+            f"of the last good run ({baseline.started_at:%Y-%m-%d %H:%M})"
+        )
+    lost = sorted(set(baseline.gpu_names or []) - {r.gpu_name for r in records})
+    if lost:
+        shown = ", ".join(lost[:10]) + (f" and {len(lost) - 10} more" if len(lost) > 10 else "")
+        reasons.append(f"GPU models the last good run had are missing: {shown}")
+    return "; ".join(reasons)[:500]
+
+
+class HeldRunDecisionError(ValueError):
+    """A held run that cannot be approved or rejected as asked."""
+
+
+def held_run_approve(*, run: ScrapeRun, user: str, scraper: Scraper | None = None) -> ScrapeRun:
+    """Ingest a held run's records as if the refresh had not been held; its time is its own.
+
+    Refused when the run is not held, or when a newer run already ingested prices (approving
+    then would write older figures over newer ones).
+    """
+    if run.status != choices.ScrapeStatus.HELD or run.held_records is None:
+        raise HeldRunDecisionError(f"{run} is not a held run")
+    newer = ScrapeRun.objects.filter(
+        provider=run.provider,
+        status__in=choices.GOOD_SCRAPE_STATUSES,
+        started_at__gt=run.started_at,
+    ).exists()
+    if newer:
+        raise HeldRunDecisionError(f"{run}: a newer refresh was ingested since; reject this one")
+    provider = run.provider
+    scraper = scraper or scraper_for(provider.scraper_key or provider.slug)
+    records = [PriceRecord.from_json(data) for data in run.held_records]
+    with provider_lock(provider.slug):
+        report = prices_ingest(
+            provider=provider, run=run, records=records, observed_at=run.started_at,
+            pricing_models=scraper.pricing_models(),
+        )  # fmt: skip
+        _finish(run, report)
+        run.held_records = None
+        run.decided_at = timezone.now()
+        run.decided_by = user
+        run.save()
+    return run
+
+
+def held_run_reject(*, run: ScrapeRun, user: str) -> ScrapeRun:
+    """Discard a held run: stored prices stay as they were; the run and its records are kept."""
+    if run.status != choices.ScrapeStatus.HELD:
+        raise HeldRunDecisionError(f"{run} is not a held run")
+    run.status = choices.ScrapeStatus.REJECTED
+    run.decided_at = timezone.now()
+    run.decided_by = user
+    run.save(update_fields=["status", "decided_at", "decided_by"])
+    return run
 
 
 # --- Ingest --------------------------------------------------------------------------------
@@ -260,6 +379,7 @@ def prices_ingest(
         }
         seen: set[tuple] = set()
         unmatched_names: set[str] = set()
+        unknown_regions: set[str] = set()
         creates: list[dict] = []  # new prices, as column values
         rewrites: list[dict] = []  # existing prices whose figures or extra changed
         touched: list[int] = []  # existing prices seen again, figures unchanged
@@ -280,6 +400,13 @@ def prices_ingest(
             region = regions.get(record.region)
             if region is None:
                 report.problem(f"{record.instance_type}: unknown region {record.region!r}")
+                if record.region not in unknown_regions:
+                    unknown_regions.add(record.region)
+                    report.warn(f"unmatched region {record.region!r}: not in the catalog")
+                    unmatched_gpu_name_record(
+                        provider=provider, name=record.region, example=record.as_json(),
+                        kind=choices.UnmatchedKind.REGION,
+                    )  # fmt: skip
                 continue
             covered_regions.add(region.pk)
             instance = instances.get(record.instance_type)
@@ -290,6 +417,7 @@ def prices_ingest(
                     report.unmatched += 1
                     if key not in unmatched_names:
                         unmatched_names.add(key)
+                        report.warn(f"unmatched gpu {record.gpu_name!r}: no alias knows it")
                         unmatched_gpu_name_record(
                             provider=provider, name=record.gpu_name, example=record.as_json()
                         )

@@ -312,4 +312,7 @@ SCRAPER_CREDENTIALS = {
 # Ingest rules.
 SCRAPE_QUARANTINE_FACTOR = env.float("SCRAPE_QUARANTINE_FACTOR", default=3.0)
 SCRAPE_GONE_AFTER_RUNS = env.int("SCRAPE_GONE_AFTER_RUNS", default=3)
+# A refresh reading fewer records than this share of the provider's last good run (or losing a
+# GPU name it had) is held for a curator instead of marking prices gone (docs/operations.md).
+SCRAPE_HOLD_BELOW_SHARE = env.float("SCRAPE_HOLD_BELOW_SHARE", default=0.7)
 SCRAPE_DEFAULT_INTERVAL_HOURS = env.int("SCRAPE_DEFAULT_INTERVAL_HOURS", default=6)

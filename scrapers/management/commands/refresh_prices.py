@@ -35,6 +35,12 @@ class Command(BaseCommand):
                 f"{run.changed}, unchanged {run.unchanged}, quarantined {run.quarantined}, "
                 f"unmatched {run.unmatched}, gone {run.gone}"
                 + (f" ({run.error.splitlines()[0]})" if run.error else "")
+                + (f"; held for a curator: {run.held_reason}" if run.held_reason else "")
+                + (
+                    f"; {len(run.warnings)} warning(s), first: {run.warnings[0]}"
+                    if run.warnings
+                    else ""
+                )
             )
         if failed:
             raise CommandError(f"{failed} refresh(es) failed")
