@@ -22,10 +22,12 @@ from django.http import (
 )
 from django.shortcuts import render
 from django.utils import timezone
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_safe
 
 from sizing import selectors as sizing_selectors
+from sizing.messages import DEFAULT_LANGUAGE, language_of
 from sizing.planner import DEFAULT_MAX_GPUS, Constraints
 
 from . import charts, labels, plans, selectors
@@ -36,6 +38,12 @@ PAGE_SIZE = 100
 # The planner ranks this many candidates for the scatter; the table shows the first PLAN_ROWS.
 PLAN_CANDIDATES = 200
 PLAN_ROWS = 20
+
+
+def _message_language() -> str:
+    """The planner's message language for the page's (reasons, warnings, advice in Chinese on a
+    Chinese page)."""
+    return language_of(get_language()) or DEFAULT_LANGUAGE
 
 
 def _for_both_widths(draw: Callable[..., str], *args: Any, **kwargs: Any) -> str:
@@ -283,7 +291,9 @@ def compare(request: HttpRequest) -> HttpResponse:
     answer = None
     if keys and not errors and form.is_valid():
         targets = [{"provider": p, "instance_type": n} for p, n in keys]
-        answer = sizing_selectors.compare(form.workload, targets, form.constraints())
+        answer = sizing_selectors.compare(
+            form.workload, targets, form.constraints(), lang=_message_language()
+        )
     offers = selectors.offer_rows_for(keys=keys)
     columns = []
     for index, key in enumerate(keys):
@@ -358,11 +368,6 @@ def _in_form_words(text: str, form: PlanForm) -> str:
     return text
 
 
-def _off_task(line: str, workload: Any) -> bool:
-    """Advice that cannot apply to the task: adapters (LoRA, QLoRA) do not pre-train a model."""
-    return workload is not None and workload.task == "pretrain" and "LoRA" in line
-
-
 def _named(plans: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Copies of the plans with display names (the answer itself may be a cached object)."""
     providers = selectors.provider_names()
@@ -403,7 +408,11 @@ def _nearest_misses(
         field_name, change = RELAXABLE[reason]
         relaxed = replace(constraints, **change)
         again = sizing_selectors.recommend(
-            form.workload, relaxed, objective=form.ranking(), limit=NEAREST_MISSES
+            form.workload,
+            relaxed,
+            objective=form.ranking(),
+            limit=NEAREST_MISSES,
+            lang=_message_language(),
         )
         if not again["recommendations"]:
             continue
@@ -502,11 +511,7 @@ def _plan_context(
         "answer": answer,
         "ranked_by": ranked_by,
         "timed": timed,
-        "advice": [
-            _in_form_words(line, form)
-            for line in answer["advice"]
-            if not _off_task(line, form.workload)
-        ],
+        "advice": [_in_form_words(line, form) for line in answer["advice"]],
         "rows": recommendations[:PLAN_ROWS],
         "candidate_count": len(answer["recommendations"]),
         "shown_count": len(recommendations),
@@ -547,7 +552,11 @@ def plan(request: HttpRequest) -> HttpResponse:
     if bound and form.is_valid():
         constraints = form.constraints()
         answer = sizing_selectors.recommend(
-            form.workload, constraints, objective=form.ranking(), limit=PLAN_CANDIDATES
+            form.workload,
+            constraints,
+            objective=form.ranking(),
+            limit=PLAN_CANDIDATES,
+            lang=_message_language(),
         )
         context.update(_plan_context(answer, form, constraints))
     elif bound:

@@ -8,6 +8,7 @@ chromium through apt. Screenshots go to tests/web/output/ (git-ignored); their p
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -172,6 +173,9 @@ def test_plan_form_renders_table_and_charts(browser, live_server):
     assert mobile.locator("html").get_attribute("lang") == "zh-hans"
     assert "规划任务" in mobile.locator("header").inner_text()
     assert mobile.locator("#plans-table tbody tr").count() == rows.count()
+    # The decision itself is in Chinese, not only the page around it.
+    reasons = mobile.locator("#plans-table .reasons").first.inner_text()
+    assert re.search(r"[\u4e00-\u9fff]", reasons), reasons
     page_width = mobile.evaluate("document.documentElement.scrollWidth")
     assert page_width <= 390 + 1, page_width
     card = mobile.locator("#plans-table tbody tr").first.bounding_box()

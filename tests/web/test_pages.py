@@ -630,6 +630,30 @@ def test_chinese_labels_on_the_plan_page(client):
     assert "按量付费" in body
 
 
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def test_chinese_plan_page_gives_the_decision_in_chinese(client):
+    zh = client.get(PLAN_QUERY, HTTP_ACCEPT_LANGUAGE="zh-Hans").context
+    en = client.get(PLAN_QUERY, HTTP_ACCEPT_LANGUAGE="en").context
+    row_zh, row_en = zh["rows"][0], en["rows"][0]
+    assert row_zh["instance_type"] == row_en["instance_type"]  # the same plan
+    assert all(CJK.search(reason) for reason in row_zh["reasons"]), row_zh["reasons"]
+    assert not any(CJK.search(reason) for reason in row_en["reasons"])
+    warnings = [w for row in zh["rows"] for w in row["warnings"]]
+    assert warnings and all(CJK.search(w) for w in warnings)
+    assert zh["advice"] and all(CJK.search(line) for line in zh["advice"])
+    examples = [e for entry in zh["rejected"] for e in entry["examples"]]
+    assert examples and all(CJK.search(e) for e in examples)
+
+
+def test_chinese_nothing_fits_names_the_chinese_label(client):
+    url = "/plan?model=llama-3-70b&task=finetune&method=full&tokens=1e9&max_total_usd=10"
+    response = client.get(url, HTTP_ACCEPT_LANGUAGE="zh-Hans")
+    assert response.context["misses"][0]["label"].startswith("总预算")
+    assert all(CJK.search(line) for line in response.context["advice"])
+
+
 def test_english_is_the_default(client):
     body = text(client.get("/", HTTP_ACCEPT_LANGUAGE="fr-FR"))
     assert 'lang="en"' in body and "Skip to content" in body
