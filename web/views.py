@@ -13,19 +13,23 @@ from typing import Any
 
 from django.core.paginator import Paginator
 from django.http import (
-    Http404,
     HttpRequest,
     HttpResponse,
     HttpResponseRedirect,
+    JsonResponse,
     QueryDict,
     StreamingHttpResponse,
 )
 from django.shortcuts import render
+from django.template import loader
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_safe
+from drf_spectacular.views import SpectacularRedocView
 
+from catalog.suggest import close_names
 from sizing import selectors as sizing_selectors
 from sizing.messages import DEFAULT_LANGUAGE, language_of
 from sizing.planner import DEFAULT_MAX_GPUS, Constraints
@@ -54,6 +58,45 @@ def _for_both_widths(draw: Callable[..., str], *args: Any, **kwargs: Any) -> str
         return ""
     narrow = draw(*args, narrow=True, **kwargs)
     return f'<div class="chart-wide">{wide}</div><div class="chart-narrow">{narrow}</div>'
+
+
+# --- Error pages and API docs -----------------------------------------------------------------
+
+
+def _not_found(
+    request: HttpRequest, message: str = "", suggestions: list[tuple[str, str]] | None = None
+) -> HttpResponse:
+    """The styled 404 page, in the page's language (also under DEBUG, for unknown slugs), with
+    links to the closest known names."""
+    context = {"message": message, "suggestions": suggestions or []}
+    return render(request, "404.html", context, status=404)
+
+
+def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """handler404: JSON under /api/ (clients read it), the styled page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return _not_found(request)  # Django's own message may list URL patterns: not shown
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: the styled page, rendered without the database or the request's context
+    (whatever failed may fail again); JSON under /api/."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Server error."}, status=500)
+    try:
+        body = loader.get_template("500.html").render(
+            {"request_id": request.META.get("HTTP_X_REQUEST_ID", "")}
+        )
+    except Exception:  # the error page must not fail in turn
+        return HttpResponse("Server error", status=500, content_type="text/plain")
+    return HttpResponse(body, status=500)
+
+
+class ApiRedocView(SpectacularRedocView):
+    """/api/redoc/ without the web fonts drf-spectacular's page loads from outside."""
+
+    template_name = "web/redoc.html"
 
 
 # --- Price browser --------------------------------------------------------------------------
@@ -245,8 +288,9 @@ def instance_detail(request: HttpRequest, provider: str, name: str) -> HttpRespo
     """/instances/<provider>/<name> : the machine's host specs and its prices in every region."""
     instance = selectors.instance_get(provider=provider, name=name)
     if instance is None:
-        raise Http404(
-            _("No instance type %(name)s at %(provider)s.") % {"name": name, "provider": provider}
+        return _not_found(
+            request,
+            _("No instance type %(name)s at %(provider)s.") % {"name": name, "provider": provider},
         )
     rows = selectors.instance_offer_rows(instance=instance)
     context = {
@@ -627,7 +671,12 @@ def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
     """/gpus/<slug> : datasheet with sources, instances carrying it, price history by provider."""
     gpu = selectors.gpu_get(slug=slug)
     if gpu is None:
-        raise Http404(_("No GPU %(slug)s.") % {"slug": slug})
+        names = selectors.gpu_names()
+        return _not_found(
+            request,
+            _("No GPU %(slug)s.") % {"slug": slug},
+            [(reverse("web:gpu", args=[c]), names[c][0]) for c in close_names(slug, names)],
+        )
     models = selectors.gpu_history_pricing_models(gpu=gpu)
     pricing_model = request.GET.get("pricing_model")
     if pricing_model not in models:
@@ -673,7 +722,12 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
     """/providers/<slug> : regions with their freshness, and the last refresh runs."""
     provider = selectors.provider_get(slug=slug)
     if provider is None:
-        raise Http404(_("No provider %(slug)s.") % {"slug": slug})
+        names = selectors.provider_names()
+        return _not_found(
+            request,
+            _("No provider %(slug)s.") % {"slug": slug},
+            [(reverse("web:provider", args=[c]), names[c]) for c in close_names(slug, names)],
+        )
     context = {
         "provider": provider,
         "regions": selectors.provider_regions(provider=provider),

@@ -689,3 +689,48 @@ def test_stylesheet_is_served(client):
 def test_pages_work_without_login_and_only_answer_get(client):
     assert client.post("/plan", {"model": "llama-3-8b"}).status_code == 405
     assert client.head("/gpus").status_code == 200
+
+
+# --- Error pages and API docs -----------------------------------------------------------------
+
+
+def test_unknown_gpu_page_is_a_styled_404_naming_close_gpus(client):
+    response = client.get("/gpus/h100")
+    assert response.status_code == 404
+    body = text(response)
+    assert "Page not found" in body and "No GPU h100." in body
+    assert 'href="/gpus/h100-sxm"' in body  # did you mean
+    assert "/static/web/atlas.css" in body
+
+
+def test_unknown_provider_page_is_a_styled_404_in_chinese(client):
+    response = client.get("/providers/awz", HTTP_ACCEPT_LANGUAGE="zh-Hans")
+    assert response.status_code == 404
+    body = text(response)
+    assert "页面不存在" in body and 'href="/providers/aws"' in body
+
+
+def test_unknown_address_is_the_styled_404_and_json_under_the_api(client):
+    body = text(client.get("/no/such/page"))
+    assert "Page not found" in body and "URLconf" not in body
+    api = client.get("/api/no-such-endpoint")
+    assert api.status_code == 404 and api.json() == {"detail": "Not found."}
+
+
+def test_server_error_page_is_styled_in_both_languages(rf):
+    from django.utils import translation
+
+    from web.views import server_error
+
+    response = server_error(rf.get("/plan"))
+    assert response.status_code == 500
+    assert "Something went wrong" in text(response) and "atlas.css" in text(response)
+    with translation.override("zh-hans"):
+        assert "出错了" in text(server_error(rf.get("/plan")))
+    assert server_error(rf.get("/api/gpus/")).status_code == 500
+
+
+def test_api_docs_load_nothing_from_outside(client):
+    body = text(client.get("/api/redoc/"))
+    assert "googleapis" not in body and "<redoc spec-url=" in body
+    assert not re.search(r'(src|href)="(https?:)?//', body)
