@@ -5,7 +5,7 @@ Run from the repository root (PostgreSQL; see bench/common.py for DATABASE_URL):
     .venv/bin/python bench/ingest.py                 # 100,000 records, three passes
     .venv/bin/python bench/ingest.py --records 20000 --profile   # pyinstrument of each pass
 
-The records are the synthetic bench catalog (catalog/scale.py) as a scraper would hand them over,
+The records are the synthetic bench catalog (devtools/scale.py) as a scraper would hand them over,
 one prices_ingest call (one transaction) per bench provider, as a refresh does. Three passes:
 1. every record new (prices created, an ``appeared`` history row each);
 2. the same records again (all unchanged: only observed_at and the run move);
@@ -34,13 +34,13 @@ def main() -> None:
 
     from catalog import choices
     from catalog.models import Provider
-    from catalog.scale import (
+    from catalog.selectors import currency_rates_latest
+    from devtools.scale import (
         bench_catalog_clear,
         bench_gpu_table,
         bench_providers,
         bench_reference_ensure,
     )
-    from catalog.selectors import currency_rates_latest
     from scrapers.base import PriceRecord
     from scrapers.services import prices_ingest, scrape_run_start
 

@@ -35,9 +35,10 @@ def main() -> None:
     from pyinstrument import Profiler
 
     from catalog.models import Price
-    from sizing.api.views import _constraints, _workload
     from sizing.planner import OfferBook, plan
     from sizing.selectors import offer_list
+    from sizing.services import constraints_build as _constraints
+    from sizing.services import workload_build as _workload
 
     if args.prices:
         call_command("scale_catalog", prices=args.prices, verbosity=0)

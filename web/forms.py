@@ -13,11 +13,11 @@ from django.utils.translation import gettext_lazy as _
 
 from catalog.choices import HOURS_PER_UNIT, Segment, Vendor
 from sizing import inputs
-from sizing.api.views import CONSTRAINT_FIELDS, constraints_from
 from sizing.estimator import Workload, WorkloadError, parse_workload
 from sizing.inputs import OBJECTIVES, PRICING_MODELS
 from sizing.planner import Constraints
 from sizing.presets import load_presets
+from sizing.services import CONSTRAINT_FIELDS, constraints_from
 
 from . import labels
 from .selectors import (

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.conf import settings
 from rest_framework import viewsets
-from rest_framework.settings import api_settings
+
+from api.renderers import CSV_RENDERERS
 
 from .. import selectors
 from ..filtersets import (
@@ -19,10 +20,8 @@ from ..filtersets import (
 )
 from ..models import InstanceType, Interconnect, PriceHistory, Provider, Region, ScrapeRun
 from . import serializers
-from .renderers import CSVRenderer
 
 SLUG_REGEX = r"[-a-zA-Z0-9_.]+"
-CSV_RENDERERS = [*api_settings.DEFAULT_RENDERER_CLASSES, CSVRenderer]
 
 
 class CSVExportMixin:

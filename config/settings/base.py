@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "scrapers",
     "web",
     "ops",
+    "devtools",
 ]
 
 MIDDLEWARE = [
@@ -162,15 +163,15 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["catalog.api.permissions.ReadAnonymousWriteWithToken"],
+    "DEFAULT_PERMISSION_CLASSES": ["api.permissions.ReadAnonymousWriteWithToken"],
     "DEFAULT_FILTER_BACKENDS": [
-        "catalog.api.filters.StrictFilterBackend",
-        "catalog.api.filters.StrictOrderingFilter",
+        "api.filters.StrictFilterBackend",
+        "api.filters.StrictOrderingFilter",
     ],
-    "DEFAULT_PAGINATION_CLASS": "catalog.api.pagination.CatalogPagination",
+    "DEFAULT_PAGINATION_CLASS": "api.pagination.CatalogPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "catalog.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "api.errors.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": [
         "rest_framework.throttling.AnonRateThrottle",
         "ops.throttling.AuthenticatedUserRateThrottle",
@@ -202,7 +203,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     # The schema and docs follow the API's read rule (token-only when reads need a token).
-    "SERVE_PERMISSIONS": ["catalog.api.permissions.ReadAnonymousWriteWithToken"],
+    "SERVE_PERMISSIONS": ["api.permissions.ReadAnonymousWriteWithToken"],
 }
 
 # Load shedding: a request that waited longer than this between the front proxy (its

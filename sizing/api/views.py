@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import fields as dataclass_fields
 from typing import Any
 
 from django.utils import translation
@@ -13,14 +12,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from catalog.api.views import CSV_RENDERERS
+from api.renderers import CSV_RENDERERS
 from catalog.models import GPU
 
 from .. import selectors
-from ..estimator import WorkloadError, estimate, parse_workload
+from ..estimator import WorkloadError, estimate
 from ..messages import LANGUAGES, language_of
-from ..planner import FIT_HEADROOM, Constraints
-from ..presets import load_presets
+from ..planner import FIT_HEADROOM
+from ..services import CONSTRAINT_FIELDS, constraints_build, workload_build
 from . import serializers
 
 WORKLOAD_DOC = (
@@ -28,38 +27,6 @@ WORKLOAD_DOC = (
     + ", ".join(serializers.WorkloadSchemaSerializer().fields)
     + ". See docs/sizing.md."
 )
-
-
-def _workload(data: dict[str, Any], *, hardware_allowed: bool = False):
-    if not hardware_allowed:
-        misplaced = {
-            key: [
-                f"{key} belongs to /api/estimate; here use constraints.gpus and constraints.max_gpus"
-            ]
-            for key in ("gpu", "gpu_count")
-            if key in data
-        }
-        if misplaced:
-            raise drf_serializers.ValidationError({"workload": misplaced})
-    try:
-        return parse_workload(data, load_presets())
-    except WorkloadError as exc:
-        raise drf_serializers.ValidationError({"workload": exc.errors}) from exc
-
-
-def _constraints(data: dict[str, Any] | None) -> Constraints:
-    if data is None:  # no constraints at all: the documented defaults, not the dataclass's
-        form = serializers.ConstraintsSerializer(data={})
-        form.is_valid(raise_exception=True)
-        data = form.validated_data
-    data = dict(data)
-    if data.get("pricing"):
-        data["pricing_explicit"] = True
-    else:
-        data.pop("pricing", None)
-    known = {f.name for f in dataclass_fields(Constraints)}
-    values = {k: (tuple(v) if isinstance(v, list) else v) for k, v in data.items() if k in known}
-    return Constraints(**values)
 
 
 LANG_PARAMETER = OpenApiParameter(
@@ -85,14 +52,6 @@ def message_language(request: Request) -> str:
     return language_of(header) or LANGUAGES[0]
 
 
-def constraints_from(data: dict[str, Any]) -> Constraints:
-    """Constraints as /api/recommend reads them from its callers: validated by the same
-    serializer, with the same defaults (the plan page uses this too)."""
-    form = serializers.ConstraintsSerializer(data=data)
-    form.is_valid(raise_exception=True)
-    return _constraints(form.validated_data)
-
-
 class EstimateView(APIView):
     """Memory, compute and time for a workload, optionally on a given GPU and count."""
 
@@ -106,7 +65,7 @@ class EstimateView(APIView):
     def post(self, request: Request) -> Response:
         form = serializers.EstimateInputSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        workload = _workload(form.validated_data["workload"], hardware_allowed=True)
+        workload = workload_build(form.validated_data["workload"], hardware_allowed=True)
         # The hardware may come at the top level or inside the workload; the top level wins.
         slug = form.validated_data.get("gpu") or workload.gpu
         count = form.validated_data.get("gpu_count") or workload.gpu_count or 1
@@ -121,8 +80,7 @@ class EstimateView(APIView):
         return Response(selectors.estimate_dict(est, gpu=slug, gpu_count=count))
 
 
-# Query-string names of /api/recommend: workload fields, constraint fields, objective and limit.
-CONSTRAINT_FIELDS = set(serializers.ConstraintsSerializer().fields)
+# Query-string names of /api/recommend besides workload and constraint fields.
 TOP_FIELDS = {"objective", "limit", "format", "lang"}
 
 
@@ -202,8 +160,8 @@ class RecommendView(APIView):
         form = serializers.RecommendInputSerializer(data=data)
         form.is_valid(raise_exception=True)
         values = form.validated_data
-        workload = _workload(values["workload"])
-        constraints = _constraints(values.get("constraints"))
+        workload = workload_build(values["workload"])
+        constraints = constraints_build(values.get("constraints"))
         answer = selectors.recommend(
             workload, constraints, objective=values["objective"], limit=values["limit"], lang=lang
         )
@@ -225,7 +183,7 @@ class CompareView(APIView):
         form = serializers.CompareInputSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         values = form.validated_data
-        workload = _workload(values["workload"])
-        constraints = _constraints(values.get("constraints"))
+        workload = workload_build(values["workload"])
+        constraints = constraints_build(values.get("constraints"))
         lang = message_language(request)
         return Response(selectors.compare(workload, values["targets"], constraints, lang=lang))

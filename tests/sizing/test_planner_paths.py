@@ -13,7 +13,6 @@ from collections import Counter
 
 import pytest
 
-from sizing.api.views import _constraints, _workload
 from sizing.planner import (
     FIT_HEADROOM,
     OfferBook,
@@ -24,6 +23,7 @@ from sizing.planner import (
     plan,
 )
 from sizing.selectors import offer_list
+from sizing.services import constraints_build, workload_build
 
 pytestmark = pytest.mark.django_db
 
@@ -95,8 +95,8 @@ def offers(django_db_setup, django_db_blocker):
 def test_plan_returns_what_walking_every_offer_finds(
     offers, workload_name, constraints_name, objective
 ):
-    workload = _workload(WORKLOADS[workload_name])
-    constraints = _constraints(CONSTRAINTS[constraints_name])
+    workload = workload_build(WORKLOADS[workload_name])
+    constraints = constraints_build(CONSTRAINTS[constraints_name])
     expected, expected_reasons = walk_every_offer(workload, offers, constraints, objective)
 
     result = plan(workload, OfferBook(offers), constraints, objective=objective, limit=100_000)
@@ -120,8 +120,8 @@ def test_plan_returns_what_walking_every_offer_finds(
 
 
 def test_a_zero_limit_lists_nothing_but_still_counts(offers):
-    workload = _workload(WORKLOADS["8b-lora"])
-    result = plan(workload, OfferBook(offers), _constraints({}), limit=0)
+    workload = workload_build(WORKLOADS["8b-lora"])
+    result = plan(workload, OfferBook(offers), constraints_build({}), limit=0)
     assert result.plans == [] and result.considered > 0
 
 
@@ -129,5 +129,5 @@ def test_the_gpu_hours_floor_is_for_training_only(offers):
     from sizing.estimator import gpu_hours_floor
 
     gpu = next(o.gpu for o in offers if o.gpu.slug == "h100-sxm")
-    assert gpu_hours_floor(_workload(WORKLOADS["70b-serving"]), gpu, 2) is None
-    assert gpu_hours_floor(_workload(WORKLOADS["70b-full"]), gpu, 2) > 0
+    assert gpu_hours_floor(workload_build(WORKLOADS["70b-serving"]), gpu, 2) is None
+    assert gpu_hours_floor(workload_build(WORKLOADS["70b-full"]), gpu, 2) > 0

@@ -4,7 +4,7 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from catalog.scale import bench_catalog_clear, bench_catalog_scale
+from devtools.scale import bench_catalog_clear, bench_catalog_scale
 
 
 class Command(BaseCommand):

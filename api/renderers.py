@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from rest_framework.renderers import BaseRenderer
+from rest_framework.settings import api_settings
 
 
 def _flatten(row: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -58,3 +59,7 @@ class CSVRenderer(BaseRenderer):
         writer.writeheader()
         writer.writerows(rows)
         return buffer.getvalue().encode(self.charset)
+
+
+# The default renderers plus CSV, for endpoints whose answer is a table.
+CSV_RENDERERS = [*api_settings.DEFAULT_RENDERER_CLASSES, CSVRenderer]

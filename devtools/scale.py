@@ -25,8 +25,8 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from . import choices
-from .models import (
+from catalog import choices
+from catalog.models import (
     GPU,
     InstanceType,
     Interconnect,
@@ -38,8 +38,8 @@ from .models import (
     ScrapeRun,
     UnmatchedGPUName,
 )
-from .selectors import currency_rates_latest
-from .services import SIX_PLACES, price_normalise
+from catalog.selectors import currency_rates_latest
+from catalog.services import SIX_PLACES, price_normalise
 
 BENCH_SLUG_PREFIX = "bench-"
 BENCH_SOURCE = "Synthetic benchmark data (manage.py scale_catalog); not a real provider."

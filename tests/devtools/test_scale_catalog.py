@@ -9,7 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from catalog.models import InstanceType, Price, PriceHistory, Provider, Region
-from catalog.scale import BENCH_SOURCE, bench_provider_queryset
+from devtools.scale import BENCH_SOURCE, bench_provider_queryset
 from tests.factories import ProviderFactory
 
 pytestmark = pytest.mark.django_db

@@ -1,0 +1,62 @@
+"""Request assembly for sizing: a workload and constraints from what a caller sent, validated
+and defaulted exactly as /api/recommend does. The API views, the plan page, benchmarks and tests
+all call these (none imports the views as a library)."""
+
+from __future__ import annotations
+
+from dataclasses import fields as dataclass_fields
+from typing import Any
+
+from rest_framework import serializers as drf_serializers
+
+from .api import serializers
+from .estimator import Workload, WorkloadError, parse_workload
+from .planner import Constraints
+from .presets import load_presets
+
+# The names of the constraint fields (query-string names of GET /api/recommend, plan page).
+CONSTRAINT_FIELDS = set(serializers.ConstraintsSerializer().fields)
+
+
+def workload_build(data: dict[str, Any], *, hardware_allowed: bool = False) -> Workload:
+    """The workload from request data; errors are a 400 under ``workload`` naming each field.
+    ``gpu``/``gpu_count`` belong to /api/estimate only (``hardware_allowed``)."""
+    if not hardware_allowed:
+        misplaced = {
+            key: [
+                f"{key} belongs to /api/estimate; here use constraints.gpus and constraints.max_gpus"
+            ]
+            for key in ("gpu", "gpu_count")
+            if key in data
+        }
+        if misplaced:
+            raise drf_serializers.ValidationError({"workload": misplaced})
+    try:
+        return parse_workload(data, load_presets())
+    except WorkloadError as exc:
+        raise drf_serializers.ValidationError({"workload": exc.errors}) from exc
+
+
+def constraints_build(data: dict[str, Any] | None) -> Constraints:
+    """Constraints from already validated data (ConstraintsSerializer); None: the documented
+    defaults, not the dataclass's."""
+    if data is None:
+        form = serializers.ConstraintsSerializer(data={})
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+    data = dict(data)
+    if data.get("pricing"):
+        data["pricing_explicit"] = True
+    else:
+        data.pop("pricing", None)
+    known = {f.name for f in dataclass_fields(Constraints)}
+    values = {k: (tuple(v) if isinstance(v, list) else v) for k, v in data.items() if k in known}
+    return Constraints(**values)
+
+
+def constraints_from(data: dict[str, Any]) -> Constraints:
+    """Constraints as /api/recommend reads them from its callers: validated by the same
+    serializer, with the same defaults (the plan page uses this too)."""
+    form = serializers.ConstraintsSerializer(data=data)
+    form.is_valid(raise_exception=True)
+    return constraints_build(form.validated_data)
