@@ -6,11 +6,10 @@ from datetime import datetime
 from decimal import Decimal
 
 from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
-from django.utils import timezone
 
 from .gpu_names import normalise_gpu_name
 from .models import GPU, CurrencyRate, GPUAlias, Price, Provider, ScrapeRun
-from .querysets import stale_cutoff
+from .querysets import price_stale_q
 
 
 def currency_rates_latest() -> dict[str, Decimal]:
@@ -45,7 +44,6 @@ def price_list(*, include_gone: bool = False) -> QuerySet[Price]:
 
 def provider_list(*, now: datetime | None = None) -> QuerySet[Provider]:
     """Providers annotated with their price counts, stale counts and last refresh."""
-    cutoff = stale_cutoff(now or timezone.now())
     current = Q(instance_types__prices__gone_at__isnull=True)
     runs = ScrapeRun.objects.filter(provider=OuterRef("pk")).order_by("-started_at")
     successes = runs.filter(status__in=["success", "partial"])
@@ -57,7 +55,8 @@ def provider_list(*, now: datetime | None = None) -> QuerySet[Provider]:
         price_count=Count("instance_types__prices", filter=current, distinct=True),
         stale_price_count=Count(
             "instance_types__prices",
-            filter=current & Q(instance_types__prices__observed_at__lt=cutoff),
+            filter=current
+            & price_stale_q(now, prefix="instance_types__prices__", provider_kind="kind"),
             distinct=True,
         ),
         last_price_observed_at=Max("instance_types__prices__observed_at", filter=current),

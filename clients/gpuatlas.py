@@ -912,7 +912,7 @@ def _add_constraints(parser: argparse.ArgumentParser) -> None:
         dest="include_stale",
         action="store_const",
         const=True,
-        help="keep prices older than the server's staleness limit, flagged (server default)",
+        help="rank every stale price, flagged (by default stale spot/marketplace prices are left out)",
     )
     g.add_argument(
         "--exclude-stale",

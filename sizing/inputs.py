@@ -332,8 +332,10 @@ CONSTRAINTS: tuple[Field, ...] = (
         "include_stale",
         "bool",
         gettext_noop("Include stale prices"),
-        "",
-        default=True,
+        "Unset: stale list prices are ranked (flagged), stale spot and marketplace prices are "
+        "left out; true: every stale price is ranked, flagged; false: every stale price is left "
+        "out.",
+        default=None,
     ),
 )
 

@@ -19,7 +19,7 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 
 from catalog.models import GPU, InstanceType, Interconnect, Price, Provider, Region
-from catalog.querysets import stale_cutoff
+from catalog.querysets import MARKETPLACE, price_is_volatile, shelf_life_days
 from catalog.selectors import catalog_as_of
 
 from .estimator import Estimate, GPUSpec, Workload, estimate
@@ -49,7 +49,7 @@ def gpu_spec(gpu: GPU) -> GPUSpec:
 
 _INSTANCE_COLUMNS = (
     "pk", "name", "gpu_id", "gpu_count", "gpu_sharing", "vcpus", "ram_gib", "local_disk_gb",
-    "local_disk_type", "network_gbps", "provider__slug", "provider__mainland_china",
+    "local_disk_type", "network_gbps", "provider__slug", "provider__kind", "provider__mainland_china",
     "provider__compliance_notes", "interconnect_intra__slug", "interconnect_intra__kind",
     "interconnect_intra__bandwidth_gb_s", "interconnect_inter__slug", "interconnect_inter__kind",
     "interconnect_inter__rdma",
@@ -64,7 +64,7 @@ def offer_list(*, now: datetime | None = None) -> list[Offer]:
     thousands of prices share, are read once each and their planner values built once each.
     ``offer_book`` keeps the result for the planner.
     """
-    cutoff = stale_cutoff(now or timezone.now())
+    now = now or timezone.now()
     rows = list(
         Price.objects.current()
         .filter(instance_type__is_active=True)
@@ -78,12 +78,14 @@ def offer_list(*, now: datetime | None = None) -> list[Offer]:
         gpus[gpu.pk] = (gpu_spec(gpu), gpu.segment, gpu.datacenter_use_allowed)
     instances = {}
     instance_ids = {row[1] for row in rows}
+    marketplace = {}
     for (pk, name, gpu_id, gpu_count, sharing, vcpus, ram, disk, disk_type, network, provider,
-         provider_china, notes, intra_slug, intra_kind, intra_bw, inter_slug, inter_kind,
+         provider_kind, provider_china, notes, intra_slug, intra_kind, intra_bw, inter_slug, inter_kind,
          inter_rdma) in InstanceType.objects.filter(is_active=True).values_list(*_INSTANCE_COLUMNS):  # fmt: skip
         if pk not in instance_ids:
             continue
         spec, segment, allowed = gpus[gpu_id]
+        marketplace[pk] = provider_kind == MARKETPLACE
         instances[pk] = {
             "provider": provider,
             "provider_mainland_china": provider_china,
@@ -112,18 +114,30 @@ def offer_list(*, now: datetime | None = None) -> list[Offer]:
             "pk", "code", "country", "mainland_china"
         )
     }
-    return [
-        Offer(
-            price_id=pk,
-            pricing_model=pricing_model,
-            usd_per_hour=usd,
-            observed_at=observed_at,
-            stale=observed_at < cutoff,
-            **instances[instance_id],
-            **regions[region_id],
+    # Shelf lives by (pricing model, marketplace): a handful of distinct values.
+    lives: dict[tuple[str, bool], timedelta] = {}
+    offers = []
+    for pk, instance_id, region_id, pricing_model, usd, observed_at in rows:
+        on_market = marketplace[instance_id]
+        life = lives.get((pricing_model, on_market))
+        if life is None:
+            days = shelf_life_days(pricing_model, marketplace=on_market)
+            life = lives[(pricing_model, on_market)] = timedelta(days=days)
+        stale_at = observed_at + life
+        offers.append(
+            Offer(
+                price_id=pk,
+                pricing_model=pricing_model,
+                usd_per_hour=usd,
+                observed_at=observed_at,
+                stale=stale_at <= now,
+                volatile=price_is_volatile(pricing_model, marketplace=on_market),
+                stale_at=stale_at,
+                **instances[instance_id],
+                **regions[region_id],
+            )
         )
-        for pk, instance_id, region_id, pricing_model, usd, observed_at in rows
-    ]
+    return offers
 
 
 # One book of every offer per process, for the catalog version it was read at: (key, book,
@@ -142,7 +156,7 @@ def offer_book(version: str, *, now: datetime | None = None) -> OfferBook:
     """
     global _book
     now = now or timezone.now()
-    key = (version, settings.PRICE_STALE_AFTER_DAYS)
+    key = (version, _shelf_lives())
 
     def held() -> OfferBook | None:
         kept = _book
@@ -167,11 +181,13 @@ def offer_book(version: str, *, now: datetime | None = None) -> OfferBook:
             book = OfferBook(offer_list(now=now))
             gc.collect()
             gc.freeze()
-            valid_until = None
-            if book.oldest_fresh is not None:
-                valid_until = book.oldest_fresh + timedelta(days=settings.PRICE_STALE_AFTER_DAYS)
-            _book = (key, book, now, valid_until)
+            _book = (key, book, now, book.fresh_until)
     return book
+
+
+def _shelf_lives() -> tuple:
+    """The shelf-life settings an offer book's stale flags were computed with."""
+    return (settings.PRICE_STALE_AFTER_DAYS, *sorted(settings.PRICE_SHELF_LIFE_DAYS.items()))
 
 
 def offer_book_forget() -> None:
@@ -265,6 +281,15 @@ def rejected_dict(rejected: Rejections, lang: str = DEFAULT_LANGUAGE) -> dict[st
     return answer
 
 
+def prices_observed_span(offers: list[Offer]) -> dict[str, datetime | None]:
+    """When the oldest and the newest price an answer used were observed (None without any)."""
+    seen = [offer.observed_at for offer in offers]
+    return {
+        "prices_oldest_observed_at": min(seen) if seen else None,
+        "prices_newest_observed_at": max(seen) if seen else None,
+    }
+
+
 def _headline_estimate(workload: Workload, plans: list[Plan]) -> dict[str, Any]:
     if plans:
         top = plans[0]
@@ -303,7 +328,7 @@ def catalog_version() -> str:
 def _answer_key(
     workload: Workload, constraints: Constraints, objective: str, limit: int, lang: str
 ) -> str:
-    text = repr((workload, constraints, objective, limit, lang, settings.PRICE_STALE_AFTER_DAYS))
+    text = repr((workload, constraints, objective, limit, lang, _shelf_lives()))
     return "recommend:" + hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -337,14 +362,14 @@ def recommend(
         "advice": [message_render(m.code, m.params, lang) for m in result.advice],
         "advice_messages": [message_dict(m, lang) for m in result.advice],
         "catalog_as_of": catalog_as_of(),
+        **prices_observed_span([p.offer for p in result.plans]),
         "objective": objective,
         "considered": result.considered,
     }
     timeout = getattr(settings, "RECOMMEND_CACHE_SECONDS", RECOMMEND_CACHE_SECONDS)
     valid_until = now + timedelta(seconds=timeout)
-    if book.oldest_fresh is not None:
-        stale_at = book.oldest_fresh + timedelta(days=settings.PRICE_STALE_AFTER_DAYS)
-        valid_until = min(valid_until, stale_at)
+    if book.fresh_until is not None:
+        valid_until = min(valid_until, book.fresh_until)
     if timeout > 0:
         _cache_set(key, {"answer": answer, "valid_until": valid_until}, timeout)
     return answer
@@ -375,10 +400,9 @@ def compare(
     """One row per named instance type or GPU: its best plan, or why nothing fits.
 
     The targets take the place of the providers, GPUs and regions constraints (each target is
-    weighed wherever it is sold), and stale prices are kept (flagged); the other constraints
-    apply.
+    weighed wherever it is sold); the other constraints apply, the stale-price rule included.
     """
-    scope = replace(constraints, gpus=(), providers=(), regions=(), include_stale=True)
+    scope = replace(constraints, gpus=(), providers=(), regions=())
     by_gpu: dict[str, list[Offer]] = defaultdict(list)
     by_instance: dict[tuple[str, str], list[Offer]] = defaultdict(list)
     for offer in offer_book(catalog_version()).offers:
@@ -386,6 +410,7 @@ def compare(
             by_gpu[offer.gpu.slug].append(offer)
             by_instance[(offer.provider, offer.instance_type)].append(offer)
     rows = []
+    fitted: list[Offer] = []
     first_fit: Plan | None = None
     for target in targets:
         if target.get("gpu"):
@@ -397,6 +422,7 @@ def compare(
         result = plan(workload, subset, scope, limit=1)
         if result.plans:
             first_fit = first_fit or result.plans[0]
+            fitted.append(result.plans[0].offer)
             row = {
                 **plan_dict(result.plans[0], lang),
                 "fits": True,
@@ -419,6 +445,7 @@ def compare(
         "estimate": _headline_estimate(workload, [first_fit] if first_fit else []),
         "rows": rows,
         "catalog_as_of": catalog_as_of(),
+        **prices_observed_span(fitted),
     }
 
 

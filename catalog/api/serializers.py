@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.utils import timezone
 from rest_framework import serializers
 
 from ..models import (
@@ -14,7 +15,7 @@ from ..models import (
     Region,
     ScrapeRun,
 )
-from ..querysets import stale_cutoff
+from ..querysets import MARKETPLACE, price_stale_at
 
 
 class GPUSerializer(serializers.ModelSerializer):
@@ -93,8 +94,10 @@ class StaleMixin(serializers.Serializer):
     stale = serializers.SerializerMethodField()
 
     def get_stale(self, obj) -> bool:
-        cutoff = self.context.setdefault("stale_cutoff", stale_cutoff())
-        return obj.observed_at < cutoff
+        """Past the shelf life of its pricing model (``catalog.querysets.shelf_life_days``)."""
+        now = self.context.setdefault("now", timezone.now())
+        marketplace = obj.instance_type.provider.kind == MARKETPLACE
+        return price_stale_at(obj.observed_at, obj.pricing_model, marketplace=marketplace) <= now
 
 
 class PriceSerializer(StaleMixin, serializers.ModelSerializer):

@@ -215,8 +215,21 @@ LOAD_SHED_RETRY_AFTER_SECONDS = env.int("LOAD_SHED_RETRY_AFTER_SECONDS", default
 
 # --- Catalog behaviour ----------------------------------------------------------------------
 CATALOG_FIXTURES_DIR = env.path("CATALOG_FIXTURES_DIR", default=BASE_DIR / "fixtures")
-# A price not refreshed for this long is flagged stale in every answer.
+# A list price (on-demand, monthly) not refreshed for this long is flagged stale in every answer.
 PRICE_STALE_AFTER_DAYS = env.int("PRICE_STALE_AFTER_DAYS", default=30)
+# Shelf life of a price by how fast its kind moves (catalog.querysets.shelf_life_days): spot and
+# marketplace prices move daily, list prices monthly (PRICE_STALE_AFTER_DAYS, for every pricing
+# model not named here), commitment terms yearly. Past it a price is stale: list prices are still
+# ranked (flagged), spot and marketplace prices are left out unless the caller asks for them.
+# Override some or all: PRICE_SHELF_LIFE_DAYS="spot=3,marketplace=2,on_demand=14".
+PRICE_SHELF_LIFE_DAYS = {
+    "spot": 7,
+    "marketplace": 7,
+    "yearly": 365,
+    "reserved_1y": 365,
+    "reserved_3y": 365,
+    **{key: int(days) for key, days in env.dict("PRICE_SHELF_LIFE_DAYS", default={}).items()},
+}
 API_MAX_PAGE_SIZE = 1000
 CSV_MAX_ROWS = env.int("CSV_MAX_ROWS", default=100_000)
 # /api/recommend answers are reused for identical requests until the catalog changes (any

@@ -260,6 +260,12 @@ class RecommendOutputSerializer(serializers.Serializer):
     advice = serializers.ListField(child=serializers.CharField())
     advice_messages = MessageSerializer(many=True, help_text="The advice, coded.")
     catalog_as_of = serializers.DateTimeField(allow_null=True)
+    prices_oldest_observed_at = serializers.DateTimeField(
+        allow_null=True, help_text="When the oldest price this answer used was observed."
+    )
+    prices_newest_observed_at = serializers.DateTimeField(
+        allow_null=True, help_text="When the newest price this answer used was observed."
+    )
     objective = serializers.CharField()
     considered = serializers.IntegerField()
 
@@ -285,3 +291,9 @@ class CompareOutputSerializer(serializers.Serializer):
     estimate = EstimateOutputSerializer()
     rows = CompareRowSerializer(many=True)
     catalog_as_of = serializers.DateTimeField(allow_null=True)
+    prices_oldest_observed_at = serializers.DateTimeField(
+        allow_null=True, help_text="When the oldest price this answer used was observed."
+    )
+    prices_newest_observed_at = serializers.DateTimeField(
+        allow_null=True, help_text="When the newest price this answer used was observed."
+    )

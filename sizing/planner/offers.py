@@ -45,6 +45,11 @@ class Offer:
     usd_per_hour: float
     observed_at: datetime
     stale: bool
+    # Spot and marketplace prices move daily: past their shelf life they are left out unless the
+    # caller asks for stale prices (Constraints.leaves_out).
+    volatile: bool = False
+    # When this price turns stale (its shelf life ends); None when the reader did not say.
+    stale_at: datetime | None = None
 
     @property
     def label(self) -> str:
@@ -70,7 +75,15 @@ class Constraints:
     max_gpus: int | None = None
     allow_multi_node: bool = True
     datacenter_only: bool = False
-    include_stale: bool = True
+    # None: stale list prices are ranked (flagged), stale spot and marketplace prices are left
+    # out; True: every stale price is ranked, flagged; False: every stale price is left out.
+    include_stale: bool | None = None
+
+    def leaves_out(self, offer: Offer) -> bool:
+        """Whether a stale price is left out of the ranking (counted as ``stale_price``)."""
+        if not offer.stale or self.include_stale:
+            return False
+        return self.include_stale is False or offer.volatile
 
     def covers(self, offer: Offer) -> bool:
         """Whether the caller asked about this offer at all (pricing models, GPUs, providers,
@@ -133,9 +146,9 @@ class OfferBook:
         for group in groups.values():
             group.entries.sort(key=lambda entry: (entry[0], entry[1]))
         self.groups = list(groups.values())
-        fresh = [offer.observed_at for offer in offers if not offer.stale]
         # When the first fresh price turns stale (the offers' stale flags are then out of date).
-        self.oldest_fresh: datetime | None = min(fresh) if fresh else None
+        ends = [o.stale_at for o in offers if not o.stale and o.stale_at is not None]
+        self.fresh_until: datetime | None = min(ends) if ends else None
 
     def __len__(self) -> int:
         return len(self.offers)

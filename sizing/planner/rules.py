@@ -73,7 +73,7 @@ def _billed_amount(hourly: float, pricing_model: str, hours: float | None) -> fl
 # --- Scope: offers ruled out before any estimate ---------------------------------------------
 def _constraint_rejection(offer: Offer, c: Constraints) -> str | None:
     """Reasons an offer in scope is out before any estimate."""
-    if offer.stale and not c.include_stale:
+    if c.leaves_out(offer):
         return R.STALE_PRICE
     return _gpu_rejection(offer, c)
 

@@ -148,11 +148,11 @@ class _Planner:
         size = round(first.gpu.memory_gib)
         if entries and size in (24, 80) and first.gpu_count >= 1:
             self.cards.setdefault(size, first.gpu)  # for _what_would_fit, rejected or not
-        if not c.include_stale:
-            stale = [entry[2] for entry in entries if entry[2].stale]
+        if c.include_stale is not True:
+            stale = [entry[2] for entry in entries if c.leaves_out(entry[2])]
             if stale:
                 self.reject(R.STALE_PRICE, stale)
-                entries = [entry for entry in entries if not entry[2].stale]
+                entries = [entry for entry in entries if not c.leaves_out(entry[2])]
         if entries:
             reason = _gpu_rejection(first, c)
             if reason:

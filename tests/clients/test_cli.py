@@ -161,16 +161,23 @@ def test_gpuatlas_url_comes_from_the_environment(run, live_server, catalog, monk
 
 
 @LIVE
-def test_stale_prices_are_kept_by_default_and_left_out_on_request(atlas):
+def test_stale_list_prices_are_ranked_by_default_and_the_flags_choose_the_rest(atlas):
     argv = ["--model", "llama-3-8b", "--method", "lora", "--tokens", "1e8", "--json"]
+    argv += ["--pricing", "on_demand,spot", "--limit", "50"]
     default = atlas("recommend", *argv)
     assert default.code == 0, default.err
     answer = json.loads(default.out)
-    assert "stale_price" not in answer["rejected"]
-    assert any(r["stale"] for r in answer["recommendations"])  # the curated prices are dated
+    recs = answer["recommendations"]
+    assert any(r["stale"] for r in recs)  # the curated list prices are dated, and ranked
+    assert not any(r["stale"] and r["pricing_model"] == "spot" for r in recs)
+    assert answer["prices_oldest_observed_at"] <= answer["prices_newest_observed_at"]
+    every = json.loads(atlas("recommend", *argv, "--include-stale").out)
+    assert "stale_price" not in every["rejected"]
     fresh = atlas("recommend", *argv, "--exclude-stale")
     assert fresh.code in (0, 3)
-    assert json.loads(fresh.out)["rejected"]["stale_price"]["count"] > 0
+    fresh_answer = json.loads(fresh.out)
+    assert fresh_answer["rejected"]["stale_price"]["count"] > 0
+    assert not any(r["stale"] for r in fresh_answer["recommendations"])
 
 
 @LIVE

@@ -181,6 +181,7 @@ def test_every_constraint_is_honoured(api_client, constraints, check):
 
 def test_stale_prices_are_left_out_when_asked(api_client, settings):
     settings.PRICE_STALE_AFTER_DAYS = 0
+    settings.PRICE_SHELF_LIFE_DAYS = {}  # every pricing model's shelf life is the one above
     body = api_client.post(
         "/api/recommend",
         {"workload": LORA_8B, "constraints": {"include_stale": False}},
