@@ -373,8 +373,10 @@ class PlanForm(_WorkloadFields):
         required=False,
         choices=[("false", _("No")), ("true", _("Yes"))],
     )
+    # Blank is the API's default: stale list prices ranked (flagged), stale spot and
+    # marketplace prices left out (docs/api.md, "Price age").
     include_stale = forms.ChoiceField(
-        label=_("Include stale prices"), required=False, choices=YES_NO
+        label=_("Include stale prices"), required=False, choices=[("", _("Default")), *YES_NO]
     )
     objective = forms.ChoiceField(
         label=_("Rank by"), required=False, choices=_choices(OBJECTIVES, labels.OBJECTIVES)
