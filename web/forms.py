@@ -241,6 +241,7 @@ CHOICE_LABELS: dict[str, dict] = {
     "optimizer": labels.OPTIMIZERS,
     "gradient_checkpointing": labels.CHECKPOINTING,
     "sharding": labels.SHARDING,
+    "framework": labels.FRAMEWORKS,
 }
 BLANK_LABELS = {
     "method": _("Default for the task"),

@@ -44,6 +44,21 @@ OPTIMIZERS: dict[str, Promise] = {
     "adafactor": _("Adafactor"),
 }
 
+# Training and serving frameworks: brand names, the same in every language.
+FRAMEWORKS: dict[str, str] = {
+    "hf": "Hugging Face Transformers",
+    "torchtune": "torchtune",
+    "litgpt": "LitGPT",
+    "axolotl": "Axolotl",
+    "unsloth": "Unsloth",
+    "llama_factory": "LLaMA-Factory",
+    "deepspeed": "DeepSpeed",
+    "megatron": "Megatron-LM",
+    "torchtitan": "TorchTitan",
+    "vllm": "vLLM",
+    "sglang": "SGLang",
+}
+
 CHECKPOINTING: dict[str, Promise] = {
     "none": _("None"),
     "selective": _("Selective"),

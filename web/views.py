@@ -35,7 +35,7 @@ from sizing.messages import DEFAULT_LANGUAGE, language_of
 from sizing.planner import DEFAULT_MAX_GPUS, Constraints
 
 from . import charts, labels, plans, selectors
-from .forms import PLAN_INITIAL, GPUListForm, PlanForm, PriceBrowseForm
+from .forms import PLAN_INITIAL, WORKLOAD_FIELDS, GPUListForm, PlanForm, PriceBrowseForm
 from .templatetags import atlas as atlas_tags
 
 PAGE_SIZE = 100
@@ -591,7 +591,12 @@ def plan(request: HttpRequest) -> HttpResponse:
                 query.setlist(name, kept)
         return HttpResponseRedirect(f"{request.path}?{query.urlencode()}#results")
     form = PlanForm(request.GET if bound else None, initial=PLAN_INITIAL)
-    context: dict[str, Any] = {"form": form, "bound": bound}
+    context: dict[str, Any] = {
+        "form": form,
+        "bound": bound,
+        # Every workload input sizing/inputs.py puts on the page, in its order.
+        "workload_fields": [form[name] for name in WORKLOAD_FIELDS],
+    }
     status = 200
     if bound and form.is_valid():
         constraints = form.constraints()
