@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 import django_filters as filters
 from django import forms as django_forms
@@ -72,14 +72,55 @@ class KnownNamesForm(django_forms.Form):
             for value in values:
                 if value not in known:
                     hint = did_you_mean(value, known)
-                    self.add_error(
-                        name, f"unknown {what} {value!r}" + (f"; {hint}" if hint else "")
-                    )
+                    # As params, not in the text: django-filter formats messages with %, so a
+                    # '%' in the value would break a pre-formatted message.
+                    message = "unknown %(what)s %(value)s%(hint)s"
+                    params = {
+                        "what": what,
+                        "value": repr(value),
+                        "hint": f"; {hint}" if hint else "",
+                    }
+                    self.add_error(name, django_forms.ValidationError(message, params=params))
         return cleaned
 
 
 class ChoiceInFilter(filters.BaseInFilter, filters.ChoiceFilter):
     pass
+
+
+BOOLEAN_VALUES = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+
+
+class StrictNullBooleanField(django_forms.NullBooleanField):
+    """true/false (also 1/0, yes/no, any case); anything else is an error, not an ignored filter."""
+
+    widget = django_forms.TextInput
+
+    def to_python(self, value):
+        if value in (None, ""):
+            return None
+        if isinstance(value, bool):
+            return value
+        try:
+            return BOOLEAN_VALUES[str(value).strip().lower()]
+        except KeyError:
+            raise django_forms.ValidationError("must be true or false", code="invalid") from None
+
+    def validate(self, value):
+        pass
+
+
+class BooleanFilter(filters.BooleanFilter):
+    field_class = StrictNullBooleanField
+
+
+class UtcDateTimeFilter(filters.IsoDateTimeFilter):
+    """An ISO 8601 time, compared in UTC (PostgreSQL refuses offsets beyond +-15:59)."""
+
+    def filter(self, qs, value):
+        if value is not None and value.tzinfo is not None:
+            value = value.astimezone(UTC)
+        return super().filter(qs, value)
 
 
 class GPUFilterSet(filters.FilterSet):
@@ -90,8 +131,8 @@ class GPUFilterSet(filters.FilterSet):
     architecture = filters.CharFilter(lookup_expr="iexact")
     min_memory_gib = filters.NumberFilter(field_name="memory_gib", lookup_expr="gte")
     max_memory_gib = filters.NumberFilter(field_name="memory_gib", lookup_expr="lte")
-    datacenter_use_allowed = filters.BooleanFilter()
-    has_fp8 = filters.BooleanFilter(field_name="fp8_tflops", lookup_expr="isnull", exclude=True)
+    datacenter_use_allowed = BooleanFilter()
+    has_fp8 = BooleanFilter(field_name="fp8_tflops", lookup_expr="isnull", exclude=True)
     q = filters.CharFilter(method="search", label="Name or alias contains")
 
     class Meta:
@@ -107,7 +148,7 @@ class GPUFilterSet(filters.FilterSet):
 class InterconnectFilterSet(filters.FilterSet):
     kind = ChoiceInFilter(choices=choices.InterconnectKind.choices)
     scope = filters.ChoiceFilter(choices=choices.Scope.choices)
-    rdma = filters.BooleanFilter()
+    rdma = BooleanFilter()
 
     class Meta:
         model = Interconnect
@@ -116,7 +157,7 @@ class InterconnectFilterSet(filters.FilterSet):
 
 class ProviderFilterSet(filters.FilterSet):
     kind = ChoiceInFilter(choices=choices.ProviderKind.choices)
-    mainland_china = filters.BooleanFilter()
+    mainland_china = BooleanFilter()
     home_currency = filters.CharFilter(lookup_expr="iexact")
 
     class Meta:
@@ -129,7 +170,7 @@ class RegionFilterSet(filters.FilterSet):
     provider_id = IdFilter()
     country = CharInFilter(field_name="country")
     geography = ChoiceInFilter(choices=choices.Geography.choices)
-    mainland_china = filters.BooleanFilter()
+    mainland_china = BooleanFilter()
 
     class Meta:
         model = Region
@@ -151,8 +192,8 @@ class InstanceTypeFilterSet(filters.FilterSet):
     min_ram_gib = filters.NumberFilter(field_name="ram_gib", lookup_expr="gte")
     interconnect_intra = CharInFilter(field_name="interconnect_intra__slug")
     interconnect_inter = CharInFilter(field_name="interconnect_inter__slug")
-    rdma = filters.BooleanFilter(field_name="interconnect_inter__rdma")
-    datacenter_only = filters.BooleanFilter(method="filter_datacenter_only")
+    rdma = BooleanFilter(field_name="interconnect_inter__rdma")
+    datacenter_only = BooleanFilter(method="filter_datacenter_only")
 
     class Meta:
         model = InstanceType
@@ -169,7 +210,7 @@ class PriceFilterSet(filters.FilterSet):
     region = CharInFilter(field_name="region__code")
     region_id = IdFilter()
     country = CharInFilter(field_name="region__country")
-    mainland_china = filters.BooleanFilter(field_name="region__mainland_china")
+    mainland_china = BooleanFilter(field_name="region__mainland_china")
     gpu = CharInFilter(field_name="instance_type__gpu__slug")
     gpu_id = IdFilter(field_name="instance_type__gpu_id")
     instance_type = CharInFilter(field_name="instance_type__name")
@@ -185,8 +226,8 @@ class PriceFilterSet(filters.FilterSet):
     )
     min_gpu_count = filters.NumberFilter(field_name="instance_type__gpu_count", lookup_expr="gte")
     max_age_days = filters.NumberFilter(method="filter_max_age_days", min_value=0, max_value=36500)
-    stale = filters.BooleanFilter(method="filter_stale")
-    locked = filters.BooleanFilter()
+    stale = BooleanFilter(method="filter_stale")
+    locked = BooleanFilter()
     source = ChoiceInFilter(choices=choices.PriceSource.choices)
 
     class Meta:
@@ -208,8 +249,8 @@ class PriceHistoryFilterSet(filters.FilterSet):
     instance_type = CharInFilter(field_name="instance_type__name")
     pricing_model = ChoiceInFilter(choices=choices.PricingModel.choices)
     event = ChoiceInFilter(choices=choices.PriceEvent.choices)
-    since = filters.IsoDateTimeFilter(field_name="observed_at", lookup_expr="gte")
-    until = filters.IsoDateTimeFilter(field_name="observed_at", lookup_expr="lte")
+    since = UtcDateTimeFilter(field_name="observed_at", lookup_expr="gte")
+    until = UtcDateTimeFilter(field_name="observed_at", lookup_expr="lte")
 
     class Meta:
         model = PriceHistory
@@ -220,7 +261,7 @@ class PriceHistoryFilterSet(filters.FilterSet):
 class ScrapeRunFilterSet(filters.FilterSet):
     provider = CharInFilter(field_name="provider__slug")
     status = ChoiceInFilter(choices=choices.ScrapeStatus.choices)
-    since = filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="gte")
+    since = UtcDateTimeFilter(field_name="started_at", lookup_expr="gte")
 
     class Meta:
         model = ScrapeRun

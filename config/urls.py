@@ -21,3 +21,8 @@ urlpatterns = [
     path("", include("ops.urls")),
     path("", include("web.urls")),
 ]
+
+# JSON errors under /api/ for what is refused outside the API views (bad Host, unknown URL).
+handler400 = "ops.limits.bad_request"
+handler404 = "ops.limits.page_not_found"
+handler500 = "ops.limits.server_error"

@@ -19,6 +19,17 @@ class RequestIdFilter(logging.Filter):
         return True
 
 
+class ClientErrorFilter(logging.Filter):
+    """Client mistakes Django reports as security errors (a bad Host header, an oversized body)
+    become one warning line without a traceback; the server is fine, the request was not."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name.startswith("django.security.") and record.levelno >= logging.ERROR:
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
 class JsonFormatter(logging.Formatter):
     """``{"ts", "level", "logger", "message", "request_id", ...extra, "exc"}`` on one line."""
 

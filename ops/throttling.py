@@ -22,6 +22,8 @@ logger = logging.getLogger(__name__)
 # files, the probes and metrics (shedding a probe would take a busy node out of rotation), the
 # admin (staff only, with its own login lockout).
 UNTHROTTLED_PREFIXES = ("/api/", "/static/", "/livez", "/readyz", "/healthz", "/metrics", "/admin/")
+# Pages that compute a recommendation or a comparison per request: the smaller "plan" rate.
+PLANNING_PAGES = ("/plan", "/compare")
 NEVER_SHED_PREFIXES = ("/livez", "/readyz", "/healthz", "/metrics", "/static/")
 
 
@@ -68,7 +70,7 @@ def _too_many(request: HttpRequest, wait_s: float | None, *, status: int = 429) 
 
 
 class PageThrottleMiddleware:
-    """Throttles the pages per client: ``plan`` for /plan, ``page`` for the others (rates in
+    """Throttles the pages per client: ``plan`` for /plan and /compare, ``page`` for the others (rates in
     REST_FRAMEWORK's DEFAULT_THROTTLE_RATES, as for the API)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
@@ -76,7 +78,7 @@ class PageThrottleMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if not request.path.startswith(UNTHROTTLED_PREFIXES):
-            throttle = PageRateThrottle("plan" if request.path == "/plan" else "page")
+            throttle = PageRateThrottle("plan" if request.path in PLANNING_PAGES else "page")
             if not throttle.allow_request(request, None):
                 return _too_many(request, throttle.wait())
         return self.get_response(request)
@@ -125,5 +127,9 @@ class LoadShedMiddleware:
                     bound_s,
                     waited,
                 )
-                return _too_many(request, settings.LOAD_SHED_RETRY_AFTER_SECONDS, status=503)
+                response = _too_many(request, settings.LOAD_SHED_RETRY_AFTER_SECONDS, status=503)
+                # One rate-limited warning above stands for all of them: no error line per shed
+                # request from django.request during an overload.
+                response._has_been_logged = True
+                return response
         return self.get_response(request)

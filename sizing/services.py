@@ -29,6 +29,15 @@ def workload_build(data: dict[str, Any], *, hardware_allowed: bool = False) -> W
             for key in ("gpu", "gpu_count")
             if key in data
         }
+        # A fixed parallel layout only makes sense on a given GPU count (/api/estimate);
+        # recommend and compare choose the layout for every machine they weigh.
+        misplaced |= {
+            key: [
+                f"{key} belongs to /api/estimate; recommend and compare choose the layout per machine"
+            ]
+            for key in ("tensor_parallel", "pipeline_parallel")
+            if data.get(key) not in (None, 1, "1")
+        }
         if misplaced:
             raise drf_serializers.ValidationError({"workload": misplaced})
     try:

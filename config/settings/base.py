@@ -46,6 +46,7 @@ MIDDLEWARE = [
     "ops.middleware.RequestIdMiddleware",
     "ops.middleware.MetricsMiddleware",
     "ops.throttling.LoadShedMiddleware",
+    "ops.limits.RequestBoundsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "ops.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -185,6 +186,12 @@ REST_FRAMEWORK = {
         "page": env("PAGE_THROTTLE_RATE", default="300/minute"),
         "plan": env("PLAN_THROTTLE_RATE", default="60/minute"),
     },
+    # JSON bodies are bounded in size, nesting and integer size (ops/limits.py; docs/api.md).
+    "DEFAULT_PARSER_CLASSES": [
+        "ops.limits.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
@@ -205,6 +212,12 @@ SPECTACULAR_SETTINGS = {
     # The schema and docs follow the API's read rule (token-only when reads need a token).
     "SERVE_PERMISSIONS": ["api.permissions.ReadAnonymousWriteWithToken"],
 }
+
+# Request bounds (ops/limits.py, docs/api.md): bodies over this many bytes get 413 before they
+# are read (nginx in compose refuses them first, at the same size); JSON bodies may nest this deep.
+REQUEST_MAX_BODY_BYTES = env.int("REQUEST_MAX_BODY_BYTES", default=1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = REQUEST_MAX_BODY_BYTES
+REQUEST_MAX_JSON_DEPTH = 32
 
 # Load shedding: a request that waited longer than this between the front proxy (its
 # X-Request-Start stamp) and a worker is answered 503 with Retry-After instead of being served
@@ -242,7 +255,10 @@ LOG_FORMAT = env("LOG_FORMAT", default="plain")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "ops.logging.RequestIdFilter"}},
+    "filters": {
+        "request_id": {"()": "ops.logging.RequestIdFilter"},
+        "client_errors": {"()": "ops.logging.ClientErrorFilter"},
+    },
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
         "json": {"()": "ops.logging.JsonFormatter"},
@@ -251,7 +267,7 @@ LOGGING = {
         "console": {
             "class": "logging.StreamHandler",
             "formatter": LOG_FORMAT,
-            "filters": ["request_id"],
+            "filters": ["request_id", "client_errors"],
         }
     },
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
