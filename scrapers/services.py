@@ -9,6 +9,7 @@ failed fetch or parse writes nothing but the failed ScrapeRun.
 from __future__ import annotations
 
 import logging
+import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -84,21 +85,74 @@ class IngestReport:
 # --- Locks ---------------------------------------------------------------------------------
 
 
+def _lease_seconds() -> int:
+    return settings.SCRAPE_LEASE_SECONDS
+
+
+def _lock_key(slug: str) -> str:
+    return f"scrape-lock:{slug}"
+
+
 @contextmanager
 def provider_lock(slug: str, *, timeout_s: int | None = None) -> Iterator[None]:
     """A cache lock (atomic SET NX on Redis) so one provider is never refreshed twice at once.
 
-    The database adds a second guard: a unique constraint allows one running ScrapeRun per provider.
+    The lock is a lease of ``SCRAPE_LEASE_SECONDS``, renewed by a heartbeat thread while the refresh
+    runs: if the worker dies, it lapses within a lease and the run can be found abandoned
+    (``abandoned_runs_fail``). The database adds a second guard: a unique constraint allows one
+    running ScrapeRun per provider.
     """
-    key = f"scrape-lock:{slug}"
+    key = _lock_key(slug)
     token = uuid.uuid4().hex
-    if not cache.add(key, token, timeout=timeout_s or settings.CELERY_TASK_TIME_LIMIT + 60):
+    lease_s = timeout_s or _lease_seconds()
+    if not cache.add(key, token, timeout=lease_s):
         raise RefreshInProgress(f"a refresh of {slug} is already running")
+    stop = threading.Event()
+
+    def heartbeat() -> None:
+        while not stop.wait(lease_s / 3):
+            try:
+                if cache.get(key) == token:
+                    cache.touch(key, lease_s)
+            except Exception:  # a missed beat only shortens the lease; the next one may land
+                logger.warning("refresh lease of %s not renewed", slug, exc_info=True)
+
+    beat = threading.Thread(target=heartbeat, name=f"lease-{slug}", daemon=True)
+    beat.start()
     try:
         yield
     finally:
+        stop.set()
+        beat.join(timeout=5)
         if cache.get(key) == token:
             cache.delete(key)
+
+
+def abandoned_runs_fail(slug: str | None = None) -> list[ScrapeRun]:
+    """Mark failed every running run whose lease lapsed (its worker died): started more than a
+    lease ago and no lock held for its provider. Returns the runs it failed."""
+    now = timezone.now()
+    lease_s = _lease_seconds()
+    running = ScrapeRun.objects.filter(
+        status=choices.ScrapeStatus.RUNNING, started_at__lt=now - timedelta(seconds=lease_s)
+    ).select_related("provider")
+    if slug is not None:
+        running = running.filter(provider__slug=slug)
+    failed = []
+    for run in running:
+        if cache.get(_lock_key(run.provider.slug)) is not None:
+            continue  # a live worker still renews its lease
+        error = f"abandoned: the worker died mid-run (no heartbeat for {lease_s} s)"
+        updated = ScrapeRun.objects.filter(pk=run.pk, status=choices.ScrapeStatus.RUNNING).update(
+            status=choices.ScrapeStatus.FAILED, finished_at=now, error=error
+        )
+        if updated:
+            logger.warning(
+                "refresh run %s of %s abandoned by its worker", run.pk, run.provider.slug
+            )
+            run.status, run.finished_at, run.error = choices.ScrapeStatus.FAILED, now, error
+            failed.append(run)
+    return failed
 
 
 def scrape_run_start(*, provider: Provider, trigger: str) -> ScrapeRun:
@@ -135,6 +189,7 @@ def provider_refresh(
     """Fetch, parse and ingest one provider's prices; never loses stored prices on failure."""
     provider = Provider.objects.get(slug=provider_slug)
     scraper = scraper or scraper_for(provider.scraper_key or provider.slug)
+    abandoned_runs_fail(provider.slug)  # a run whose worker died no longer blocks this one
     with provider_lock(provider.slug):
         run = scrape_run_start(provider=provider, trigger=trigger)
         own_client = client is None

@@ -52,3 +52,27 @@ def refresh_all(trigger: str = "schedule") -> list[str]:
 def refresh_currency_rates() -> int:
     """Fetch the ECB reference rates, store them and renormalise prices."""
     return services.currency_rates_refresh()
+
+
+# After this many abandoned runs of one provider in a row, stop retrying it: a refresh that kills
+# its worker every time (out of memory, say) must not loop; its failed runs show in the admin.
+MAX_ABANDONED_IN_A_ROW = 3
+
+
+@shared_task(name="scrapers.reap_abandoned_refreshes")
+def reap_abandoned_refreshes() -> list[str]:
+    """Fail refreshes whose worker died (lease lapsed) and queue each provider's refresh again."""
+    retried = []
+    for run in services.abandoned_runs_fail():
+        recent = list(
+            run.provider.scrape_runs.order_by("-started_at").values_list("error", flat=True)[
+                :MAX_ABANDONED_IN_A_ROW
+            ]
+        )
+        if len(recent) == MAX_ABANDONED_IN_A_ROW and all(
+            e.startswith("abandoned:") for e in recent
+        ):
+            continue
+        refresh_provider.delay(run.provider.slug, "recovery")
+        retried.append(run.provider.slug)
+    return retried

@@ -166,3 +166,103 @@ def test_refresh_all_through_a_real_worker_from_recorded_pages(start_worker):
         assert any(o.get("status") in ("success", "partial") for o in outcomes)
         assert (Price.objects.count(), PriceHistory.objects.count()) == before
         assert not ScrapeRun.objects.filter(status="running").exists()
+
+
+class _SilentListener:
+    """A loopback socket that accepts connections and never answers (a provider that stalls)."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.held: list = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                self.held.append(self.sock.accept()[0])
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self.sock.close()
+        for conn in self.held:
+            conn.close()
+
+
+def _drop_unacked(task_id: str) -> None:
+    """Remove the killed worker's unacknowledged message of ``task_id`` from the Redis broker, so
+    it is not redelivered into a later session when the visibility timeout passes."""
+    import redis
+
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    for tag, payload in client.hgetall("unacked").items():
+        if task_id.encode() in payload:
+            client.hdel("unacked", tag)
+            client.zrem("unacked_index", tag)
+
+
+@needs_redis
+@pytest.mark.django_db(transaction=True)
+def test_a_refresh_whose_worker_is_killed_is_failed_and_redone(start_worker, settings):
+    """Kill a real worker mid-refresh: nothing stored changes, the lease lapses, the reaper fails
+    the run and queues the refresh again, and a live worker completes it."""
+    import signal
+
+    from django.core.management import call_command
+
+    from scrapers.tasks import reap_abandoned_refreshes, refresh_provider
+    from tests.scrapers.loopback import LoopbackServer, worker_environment
+
+    call_command("load_catalog", verbosity=0)
+    lease_s = 3
+    settings.SCRAPE_LEASE_SECONDS = lease_s  # this process reaps with the workers' lease
+    before = sorted(Price.objects.values_list("id", "usd_per_hour", "observed_at"))
+    stall = _SilentListener()
+    result = None
+    try:
+        doomed = start_worker(
+            extra_env={
+                "SCRAPER_BASE_URLS": f"lambda=http://127.0.0.1:{stall.port}/lambda",
+                "SCRAPER_TIMEOUT_S": "600",
+                "SCRAPER_RETRIES": "0",
+                "SCRAPE_LEASE_SECONDS": str(lease_s),
+            }
+        )
+        result = refresh_provider.delay("lambda", "test")
+        deadline = time.monotonic() + 60
+        while not ScrapeRun.objects.filter(provider__slug="lambda", status="running").exists():
+            if time.monotonic() > deadline:
+                pytest.fail("the refresh never started")
+            time.sleep(0.2)
+        doomed.send_signal(signal.SIGKILL)  # the solo pool runs the task in this very process
+        doomed.wait(timeout=10)
+        run = ScrapeRun.objects.get(provider__slug="lambda", status="running")
+
+        time.sleep(lease_s + 1)  # the dead worker's lease lapses
+        assert reap_abandoned_refreshes() == ["lambda"]
+        run.refresh_from_db()
+        assert run.status == "failed" and run.error.startswith("abandoned:")
+        assert sorted(Price.objects.values_list("id", "usd_per_hour", "observed_at")) == before
+    finally:
+        stall.close()
+        if result is not None:
+            _drop_unacked(result.id)
+
+    with LoopbackServer() as server:
+        start_worker(extra_env={**worker_environment(server), "SCRAPE_LEASE_SECONDS": str(lease_s)})
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            redone = ScrapeRun.objects.filter(provider__slug="lambda", trigger="recovery").first()
+            if redone and redone.status != "running":
+                break
+            time.sleep(0.5)
+        else:
+            pytest.fail("the reaped refresh was not redone within 120 s")
+        assert redone.status in ("success", "partial"), redone.error
+        assert not ScrapeRun.objects.filter(status="running").exists()

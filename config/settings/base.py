@@ -125,10 +125,33 @@ CELERY_TIMEZONE = "UTC"
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=15 * 60)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=12 * 60)
 CELERY_TASK_ACKS_LATE = True
+# A task whose worker process died (killed, out of memory) goes back to the queue instead of
+# being dropped; a refresh redelivered while its dead run's lease still holds is skipped and the
+# reaper below queues it again once the lease lapses.
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# Redis redelivers a message not acknowledged within the visibility timeout. It must outlast the
+# longest task plus the longest retry countdown a worker holds unacknowledged (refresh_provider:
+# 15 min limit, retries after up to 20 min, scrapers/tasks.py), or a healthy task runs twice.
+REFRESH_MAX_RETRY_COUNTDOWN_S = 1200
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": CELERY_TASK_TIME_LIMIT + REFRESH_MAX_RETRY_COUNTDOWN_S + 5 * 60
+}
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_RESULT_EXPIRES = 24 * 3600
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# A refresh holds a lease renewed every third of this while it runs; when its worker dies the
+# lease lapses and the reaper (every SCRAPE_REAP_INTERVAL_SECONDS) marks the run failed and queues
+# the refresh again: a crashed refresh is redone within lease + interval (3 min by default).
+SCRAPE_LEASE_SECONDS = env.int("SCRAPE_LEASE_SECONDS", default=60)
+SCRAPE_REAP_INTERVAL_SECONDS = env.int("SCRAPE_REAP_INTERVAL_SECONDS", default=120)
+# Beat copies this entry into its database schedule at start (django_celery_beat).
+CELERY_BEAT_SCHEDULE = {
+    "reap-abandoned-refreshes": {
+        "task": "scrapers.reap_abandoned_refreshes",
+        "schedule": float(SCRAPE_REAP_INTERVAL_SECONDS),
+    }
+}
 
 # --- Internationalisation -------------------------------------------------------------------
 LANGUAGE_CODE = "en"
