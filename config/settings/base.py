@@ -309,8 +309,6 @@ CONTENT_SECURITY_POLICY = {
     "default-src": "'self'",
     "script-src": "'self'",
     "style-src": "'self'",
-    # The price legend's colour swatches are style attributes until web/charts.py draws them in SVG.
-    "style-src-attr": "'unsafe-inline'",
     "img-src": "'self' data:",
     "font-src": "'self'",
     "connect-src": "'self'",
@@ -320,7 +318,7 @@ CONTENT_SECURITY_POLICY = {
     "frame-ancestors": "'none'",
 }
 CONTENT_SECURITY_POLICY_RELAXED = {
-    **{k: v for k, v in CONTENT_SECURITY_POLICY.items() if k != "style-src-attr"},
+    **CONTENT_SECURITY_POLICY,
     "style-src": "'self' 'unsafe-inline'",
     "worker-src": "'self' blob:",
 }
