@@ -30,6 +30,20 @@ class ClientErrorFilter(logging.Filter):
         return True
 
 
+class CeleryTaskFilter(logging.Filter):
+    """Adds ``task_id`` and ``task_name`` to every record logged while a Celery task runs (in a
+    worker or eagerly), so worker log lines say which task wrote them."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from celery import current_task  # a proxy: None outside a task
+
+        task = current_task._get_current_object() if current_task else None
+        if task is not None and task.request.id is not None:
+            record.task_id = task.request.id
+            record.task_name = task.name
+        return True
+
+
 class JsonFormatter(logging.Formatter):
     """``{"ts", "level", "logger", "message", "request_id", ...extra, "exc"}`` on one line."""
 

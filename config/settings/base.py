@@ -281,6 +281,7 @@ LOGGING = {
     "filters": {
         "request_id": {"()": "ops.logging.RequestIdFilter"},
         "client_errors": {"()": "ops.logging.ClientErrorFilter"},
+        "celery_task": {"()": "ops.logging.CeleryTaskFilter"},
     },
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
@@ -290,7 +291,7 @@ LOGGING = {
         "console": {
             "class": "logging.StreamHandler",
             "formatter": LOG_FORMAT,
-            "filters": ["request_id", "client_errors"],
+            "filters": ["request_id", "client_errors", "celery_task"],
         }
     },
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
