@@ -79,14 +79,18 @@ class CatalogCollector(Collector):
 
 def render_latest() -> bytes:
     """The exposition text: this process's (or every worker's) counters plus the catalog gauges."""
+    from scrapers.metrics import ScraperHealthCollector
+
     registry = CollectorRegistry()
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         multiprocess.MultiProcessCollector(registry)
         registry.register(CatalogCollector())
+        registry.register(ScraperHealthCollector())
         return generate_latest(registry)
     from prometheus_client import REGISTRY
 
     registry.register(CatalogCollector())
+    registry.register(ScraperHealthCollector())
     return generate_latest(REGISTRY) + generate_latest(registry)
 
 

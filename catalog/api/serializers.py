@@ -144,5 +144,5 @@ class ScrapeRunSerializer(serializers.ModelSerializer):
         model = ScrapeRun
         fields = [
             "id", "provider", "started_at", "finished_at", "status", "trigger", "pages",
-            *ScrapeRun.COUNT_FIELDS, "error",
+            *ScrapeRun.COUNT_FIELDS, "error", "warnings", "held_reason", "decided_at", "decided_by",
         ]  # fmt: skip

@@ -139,7 +139,7 @@ class PriceHistoryViewSet(CSVExportMixin, viewsets.ReadOnlyModelViewSet):
 class ScrapeRunViewSet(viewsets.ReadOnlyModelViewSet):
     """Refresh runs per provider with their counts and errors."""
 
-    queryset = ScrapeRun.objects.select_related("provider")
+    queryset = ScrapeRun.objects.select_related("provider").defer("held_records")
     serializer_class = serializers.ScrapeRunSerializer
     filterset_class = ScrapeRunFilterSet
     ordering_fields = ["started_at", "finished_at"]

@@ -1,9 +1,10 @@
-"""POST /api/refresh/<provider>/: queue a refresh (token with the right permission only)."""
+"""POST /api/refresh/<provider>/: queue a refresh (token with the right permission only).
+GET /api/scrape-runs/health/: each scraper's health (last good run, warnings, held runs, names)."""
 
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
@@ -12,7 +13,53 @@ from rest_framework.views import APIView
 
 from catalog.models import Provider
 
+from ..selectors import scraper_health
 from ..tasks import refresh_provider
+
+
+class ScraperHealthSerializer(serializers.Serializer):
+    """One provider's refresh health (scrapers.selectors.ScraperHealth)."""
+
+    provider = serializers.CharField()
+    state = serializers.ChoiceField(
+        choices=["ok", "warnings", "held", "failing", "never"],
+        help_text="held: a run waits for a curator; failing: the last run failed; warnings: "
+        "unmatched names or warnings on the last run; never: no run yet.",
+    )
+    last_run_at = serializers.DateTimeField(allow_null=True)
+    last_run_status = serializers.CharField()
+    last_run_records = serializers.IntegerField()
+    last_run_warnings = serializers.ListField(child=serializers.CharField())
+    last_good_run_at = serializers.DateTimeField(allow_null=True)
+    last_good_run_records = serializers.IntegerField()
+    held_runs = serializers.IntegerField(
+        help_text="Runs held for a curator (too few records, a GPU model lost)."
+    )
+    held_reason = serializers.CharField(help_text="Why the newest held run was held.")
+    unmatched_names = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="Names no mapping knows yet, by kind (gpu, sku, instance, region).",
+    )
+
+
+class ScraperHealthView(APIView):
+    """Each scraper's health: last good run, records, warnings, held runs, unmatched names."""
+
+    @extend_schema(
+        responses={200: ScraperHealthSerializer(many=True)},
+        parameters=[
+            OpenApiParameter("provider", str, description="one provider's slug; all when absent")
+        ],
+    )
+    def get(self, request: Request) -> Response:
+        provider = request.query_params.get("provider") or None
+        health = scraper_health(provider=provider)
+        if provider and not health:
+            return Response(
+                {"provider": [f"no provider with a scraper is called {provider!r}"]},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        return Response(ScraperHealthSerializer(health, many=True).data)
 
 
 class CanTriggerRefresh(BasePermission):

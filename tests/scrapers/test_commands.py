@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -145,3 +146,16 @@ def test_currency_refresh_stores_ecb_rates_and_renormalises(settings):
     assert stored >= 10 and CurrencyRate.objects.filter(currency="CNY").exists()
     price.refresh_from_db()
     assert price.usd_per_hour < Decimal("999")
+
+
+def test_parse_page_explain_shows_rows_read_skipped_and_unmatched():
+    out = io.StringIO()
+    call_command(
+        "parse_page", "--provider", "gcp", "--explain", "--meta", "kind=catalog",
+        str(PAGES / "gcp" / "a3-real-names.json"), stdout=out,
+    )  # fmt: skip
+    text = out.getvalue()
+    assert "read: 3 record(s)" in text
+    assert "a3-megagpu-8g | us-central1 | on_demand | 92.742368 USD/hour" in text
+    assert "Reserved Nvidia H100 80GB Mega GPU in Americas in Calendar Mode: GPU booking" in text
+    assert "unmatched: 1\n  sku A4 Nvidia B200 (1 gpu slice) running in Americas" in text

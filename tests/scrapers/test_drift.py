@@ -184,3 +184,28 @@ def test_admin_only_maps_gpu_names(world, curator):
     item = UnmatchedGPUName.objects.get(kind="region")
     page = curator.get(reverse("admin:catalog_unmatchedgpuname_change", args=[item.pk]))
     assert page.status_code == 200 and 'name="mapped_to"' not in page.content.decode()
+
+
+def test_health_api_and_metrics_show_held_runs_warnings_and_names(world, client, settings):
+    world["provider"].scraper_key = "fake"
+    world["provider"].save()
+    good = refresh(world, shapes(10), scraper_cls=NotingScraper)
+    held = refresh(world, shapes(5))
+    body = client.get("/api/scrape-runs/health/?provider=fakecloud").json()
+    assert len(body) == 1
+    item = body[0]
+    assert item["state"] == "held" and item["held_runs"] == 1
+    assert "below 70%" in item["held_reason"]
+    assert item["last_run_status"] == "held" and item["last_run_records"] == 5
+    assert item["last_good_run_records"] == 10
+    assert item["last_good_run_at"].startswith(good.started_at.strftime("%Y-%m-%dT%H:%M"))
+    assert item["unmatched_names"] == {"sku": 1}
+    assert held.warnings == []  # the held run read no unmapped name
+    assert client.get("/api/scrape-runs/health/?provider=nosuch").status_code == 400
+    everyone = client.get("/api/scrape-runs/health/").json()
+    assert "fakecloud" in {row["provider"] for row in everyone}
+    settings.METRICS_TOKEN = ""
+    text = client.get("/metrics").content.decode()
+    assert 'gpuatlas_scrape_held_runs{provider="fakecloud"} 1.0' in text
+    assert 'gpuatlas_scraper_state{provider="fakecloud",state="held"} 1.0' in text
+    assert 'gpuatlas_unmatched_names{kind="sku",provider="fakecloud"} 1.0' in text

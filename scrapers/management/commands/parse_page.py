@@ -1,4 +1,8 @@
-"""Parse a saved provider page offline and print its records as JSON (for curators debugging)."""
+"""Parse a saved provider page offline and print its records as JSON (for curators debugging).
+
+``--explain`` prints instead which rows were read (one line per record), which were skipped on
+purpose and why, and which names the parser could not map (what a refresh would file as drift).
+"""
 
 import json
 import sys
@@ -6,7 +10,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from scrapers.base import Page, ParseError
+from scrapers.base import NOTE_SKIPPED, NOTE_UNMATCHED, Page, ParseError, ParseResult, parse_pages
 from scrapers.registry import scraper_for, scraper_keys
 
 
@@ -22,6 +26,11 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--url", default="", help="the URL the page came from, if the parser needs it"
+        )
+        parser.add_argument(
+            "--explain",
+            action="store_true",
+            help="list the rows read, skipped (and why) and unmatched instead of the JSON",
         )
         parser.add_argument(
             "--meta",
@@ -44,16 +53,37 @@ class Command(BaseCommand):
         meta = dict(item.split("=", 1) for item in options["meta"] if "=" in item)
         page = Page(url=options["url"] or path.resolve().as_uri(), status=200, body=body, meta=meta)
         try:
-            records = scraper.parse(page)
+            result = parse_pages(scraper, [page])
         except ParseError as exc:
             return self._fail(f"{options['provider']}: {path.name}: {exc}")
         except Exception as exc:  # a parser bug must still end in one line, not a traceback
             return self._fail(
                 f"{options['provider']}: {path.name}: unexpected {type(exc).__name__}: {exc}"
             )
+        if options["explain"]:
+            self._explain(result)
+            return
         self.stdout.write(
-            json.dumps([r.as_json() for r in records], indent=2, ensure_ascii=False, default=str)
+            json.dumps(
+                [r.as_json() for r in result.records], indent=2, ensure_ascii=False, default=str
+            )
         )
+
+    def _explain(self, result: ParseResult) -> None:
+        skipped = [n for n in result.notes if n.kind == NOTE_SKIPPED]
+        unmatched = [n for n in result.notes if n.kind == NOTE_UNMATCHED]
+        self.stdout.write(f"read: {len(result.records)} record(s)")
+        for r in result.records:
+            self.stdout.write(
+                f"  {r.instance_type} | {r.region} | {r.pricing_model} | "
+                f"{r.amount} {r.currency}/{r.unit} | {r.gpu_count} x {r.gpu_name}"
+            )
+        self.stdout.write(f"skipped: {len(skipped)}")
+        for note in skipped:
+            self.stdout.write(f"  {note.name}: {note.reason}")
+        self.stdout.write(f"unmatched: {len(unmatched)}")
+        for note in unmatched:
+            self.stdout.write(f"  {note.category} {note.name}: {note.reason}")
 
     def _fail(self, message: str) -> None:
         self.stderr.write(f"error: {message}")
