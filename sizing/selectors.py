@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import logging
 import threading
 from collections import defaultdict
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -140,49 +141,104 @@ def offer_list(*, now: datetime | None = None) -> list[Offer]:
     return offers
 
 
-# One book of every offer per process, for the catalog version it was read at: (key, book,
-# built at, valid until). A worker rebuilds it after any catalog change (see catalog_version).
-_book: tuple[tuple, OfferBook, datetime, datetime | None] | None = None
+@dataclass(frozen=True)
+class _Held:
+    """This process's offer book and what it was read for."""
+
+    key: tuple  # (catalog version, shelf-life settings)
+    book: OfferBook
+    built_at: datetime
+    valid_until: datetime | None  # when its first fresh price turns stale
+
+
+# One book of every offer per process, for the catalog version it was read at. A worker rebuilds
+# it after any catalog change (see catalog_version): in the background while the book it holds
+# is still fresh (OFFER_BOOK_BACKGROUND_REBUILD), else before answering.
+_book: _Held | None = None
 _book_lock = threading.Lock()
+_rebuilding: set[tuple] = set()
+_rebuilding_lock = threading.Lock()  # not _book_lock: a rebuild holds that while it reads
 
 
 def offer_book(version: str, *, now: datetime | None = None) -> OfferBook:
-    """Every current offer, arranged for the planner, kept in this process while ``version``
-    (``catalog_version()``) is the catalog's.
+    """Every current offer, arranged for the planner, as of catalog ``version``
+    (``catalog_version()``) or, while a newer book is being read, of the version before it.
 
     Reading and arranging 50,000 prices takes 0.6-1 s (bench/RESULTS.md); kept, a recommendation
-    only plans. Nothing stale is served: a refresh or a curator's edit changes the version, and the
-    book is rebuilt when its first fresh price turns stale (its offers carry stale flags).
+    only plans. After a refresh or an edit changes the version, the held book keeps answering
+    while a thread reads the new one and swaps it in (no request waits for the read); every
+    answer comes from one whole version (``book.version``). Nothing stale is served: a book whose
+    first fresh price has turned stale is never handed out, the new one is read first.
     """
-    global _book
     now = now or timezone.now()
     key = (version, _shelf_lives())
-
-    def held() -> OfferBook | None:
-        kept = _book
-        # A clock well behind the build (tests that move time) would see stale flags set too
-        # early; requests racing the build by a moment are fine.
-        if kept is None or kept[0] != key or now < kept[2] - timedelta(minutes=1):
-            return None
-        return kept[1] if kept[3] is None or now < kept[3] else None
-
-    book = held()
-    if book is not None:
-        return book
+    kept = _book
+    if _usable(kept, key, now):
+        return kept.book
+    if (
+        kept is not None
+        and settings.OFFER_BOOK_BACKGROUND_REBUILD
+        and kept.key[1:] == key[1:]
+        and _usable(kept, kept.key, now)
+    ):
+        _rebuild_in_background(key)
+        return kept.book
     with _book_lock:  # one build per process, whatever the number of threads asking
-        book = held()
-        if book is None:
-            # Tens of thousands of long-lived offers make every full garbage collection cost
-            # ~100 ms (one in five recommendations at 50,000 prices). They hold no cycles, so
-            # they are moved out of the collector's sight (a replaced book is still freed by
-            # reference counting). What the last freeze pinned is handed back first, so cyclic
-            # garbage is pinned at most until the next catalog change.
-            gc.unfreeze()
-            book = OfferBook(offer_list(now=now))
-            gc.collect()
-            gc.freeze()
-            _book = (key, book, now, book.fresh_until)
-    return book
+        kept = _book
+        if _usable(kept, key, now):
+            return kept.book
+        return _swap_in(key, now).book
+
+
+def _usable(kept: _Held | None, key: tuple, now: datetime) -> bool:
+    # A clock well behind the build (tests that move time) would see stale flags set too early;
+    # requests racing the build by a moment are fine.
+    if kept is None or kept.key != key or now < kept.built_at - timedelta(minutes=1):
+        return False
+    return kept.valid_until is None or now < kept.valid_until
+
+
+def _swap_in(key: tuple, now: datetime) -> _Held:
+    """Read the book for ``key`` and make it this process's (under ``_book_lock``)."""
+    global _book
+    # Tens of thousands of long-lived offers make every full garbage collection cost ~100 ms
+    # (one in five recommendations at 50,000 prices). They hold no cycles, so they are moved out
+    # of the collector's sight (a replaced book is still freed by reference counting). What the
+    # last freeze pinned is handed back first, so cyclic garbage is pinned at most until the next
+    # catalog change.
+    gc.unfreeze()
+    book = OfferBook(offer_list(now=now), version=key[0])
+    gc.collect()
+    gc.freeze()
+    _book = _Held(key, book, now, book.fresh_until)
+    return _book
+
+
+def _rebuild_in_background(key: tuple) -> None:
+    """Read the book for ``key`` in a thread and swap it in; one thread per key at a time."""
+    with _rebuilding_lock:
+        if key in _rebuilding:
+            return
+        _rebuilding.add(key)
+    thread = threading.Thread(target=_rebuild, args=(key,), name="offer-book", daemon=True)
+    thread.start()
+
+
+def _rebuild(key: tuple) -> None:
+    try:
+        with _book_lock:
+            held = _book
+            # Nothing to do when a request that could not wait swapped this version in; and only
+            # while the catalog is still at ``key`` (a later change starts its own thread).
+            if (held is None or held.key != key) and catalog_version() == key[0]:
+                _swap_in(key, timezone.now())
+    except Exception:  # the held book keeps answering; the next request tries again
+        logger.exception("offer book rebuild failed")
+    finally:
+        with contextlib.suppress(Exception):
+            connection.close()  # this thread's own database connection
+        with _rebuilding_lock:
+            _rebuilding.discard(key)
 
 
 def _shelf_lives() -> tuple:
@@ -354,6 +410,8 @@ def recommend(
     if cached is not None and now < cached["valid_until"]:
         return cached["answer"]
     book = offer_book(version, now=now)
+    if book.version != version:  # the held book answers while the new one is read
+        key = f"{_answer_key(workload, constraints, objective, limit, lang)}:{book.version}"
     result = plan(workload, book, constraints, objective=objective, limit=limit)
     answer = {
         "estimate": _headline_estimate(workload, result.plans),

@@ -271,6 +271,9 @@ CSV_MAX_ROWS = env.int("CSV_MAX_ROWS", default=100_000)
 # /api/recommend answers are reused for identical requests until the catalog changes (any
 # refresh or edit), one of their prices turns stale, or this many seconds pass.
 RECOMMEND_CACHE_SECONDS = env.int("RECOMMEND_CACHE_SECONDS", default=300)
+# After a catalog change each worker reads its new offer book in a background thread while the
+# book it holds (one whole older version, none of its prices past shelf life) keeps answering.
+OFFER_BOOK_BACKGROUND_REBUILD = env.bool("OFFER_BOOK_BACKGROUND_REBUILD", default=True)
 
 # Logs: plain text by default, JSON lines (LOG_FORMAT=json, the production default) for machines;
 # every line carries the request id (X-Request-ID, echoed on the response).

@@ -16,3 +16,6 @@ REST_FRAMEWORK = {
         for scope in REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]  # noqa: F405
     },
 }
+# A test that writes the catalog and asks again expects the answer to follow at once; the
+# background swap has its own tests (tests/sizing/test_offer_book_swap.py).
+OFFER_BOOK_BACKGROUND_REBUILD = False

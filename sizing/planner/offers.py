@@ -131,8 +131,10 @@ class OfferBook:
     one per catalog version and every recommendation reuses it.
     """
 
-    def __init__(self, offers: list[Offer]) -> None:
+    def __init__(self, offers: list[Offer], *, version: str = "") -> None:
         self.offers = offers
+        # The catalog version the offers were read at (sizing.selectors.catalog_version).
+        self.version = version
         groups: dict[tuple, _Group] = {}
         self.by_machine: dict[tuple[str, str, str, str], Offer] = {}
         for index, offer in enumerate(offers):
