@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint format check lock clean schema prod-check
+.PHONY: run test install lint format check typecheck lock clean schema prod-check
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,10 @@ prod-check: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+# mypy, strict on the pure modules and the client (the list is in pyproject.toml [tool.mypy]).
+typecheck: install
+	$(BIN)/mypy
 
 format: install
 	$(BIN)/ruff format .

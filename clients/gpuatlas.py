@@ -170,7 +170,7 @@ def _retry_after_seconds(value: str | None) -> float | None:
 
 def backoff_delay(attempt: int, retry_after: str | None = None) -> float:
     """Exponential backoff with jitter, never shorter than the server's Retry-After (capped)."""
-    delay = min(BACKOFF_MAX_S, BACKOFF_BASE_S * (2**attempt)) * random.uniform(0.5, 1.0)
+    delay = min(BACKOFF_MAX_S, BACKOFF_BASE_S * float(2**attempt)) * random.uniform(0.5, 1.0)
     hinted = _retry_after_seconds(retry_after)
     if hinted is not None:
         delay = max(delay, min(hinted, RETRY_AFTER_MAX_S))
@@ -388,7 +388,7 @@ def _truncate(text: str, width: int = WARNING_WIDTH) -> str:
     return text if len(text) <= width else text[: width - 3].rstrip() + "..."
 
 
-def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: set) -> str:
+def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> str:
     """Columns aligned with two spaces between; indexes in `right` are right-aligned."""
     widths = [len(h) for h in headers]
     for row in rows:
@@ -871,7 +871,7 @@ def _add_workload(parser: argparse.ArgumentParser) -> None:
         elif bare is not None:
             g.add_argument(flag, dest=field, nargs="?", const=bare, help=help_text)
         else:
-            g.add_argument(flag, dest=field, type=types.get(kind), help=help_text)
+            g.add_argument(flag, dest=field, type=types.get(kind, str), help=help_text)
 
 
 def _add_constraints(parser: argparse.ArgumentParser) -> None:
@@ -1062,7 +1062,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             timeout=args.timeout,
             retries=args.retries,
         )
-        return args.handler(client, args)
+        status: int = args.handler(client, args)
+        return status
     except CliError as exc:
         for line in exc.lines:
             if line.startswith(" "):  # continuation: a field error under its heading

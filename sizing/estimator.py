@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from typing import Any
 
 from .compute import (
     ComputeResult,
@@ -78,7 +79,7 @@ class Estimate:
     tokens_per_second: float | None  # per GPU (training tokens, or generated tokens for inference)
     gpu_hours: float | None
     est_hours: float | None
-    assumptions: dict
+    assumptions: dict[str, Any]
     notes: list[str]
     gpu: str | None = None
     gpu_count: int = 1
@@ -367,11 +368,11 @@ def estimate(
 
 
 @lru_cache(maxsize=1024)
-def _workload_assumptions(w: Workload, arch: ModelArch) -> dict:
+def _workload_assumptions(w: Workload, arch: ModelArch) -> dict[str, Any]:
     return w.assumptions()
 
 
-def _assumptions(w: Workload, arch: ModelArch) -> dict:
+def _assumptions(w: Workload, arch: ModelArch) -> dict[str, Any]:
     """A fresh copy of the workload's assumptions (worked out once per workload)."""
     base = _workload_assumptions(w, arch)
     return {**base, "architecture": dict(base["architecture"])}

@@ -26,10 +26,10 @@ def hash_once(self: Any) -> int:
     if kept is None:
         kept = hash(tuple(getattr(self, f.name) for f in fields(self) if f.compare))
         self.__dict__["_hash"] = kept  # frozen: written past __setattr__, as cached_property does
-    return kept
+    return int(kept)
 
 
-def state_without_hash(self: Any) -> dict:
+def state_without_hash(self: Any) -> dict[str, Any]:
     """``__getstate__`` leaving out the kept hash: string hashes differ between processes."""
     state = dict(self.__dict__)
     state.pop("_hash", None)
@@ -57,10 +57,11 @@ class GPUSpec:
     nvlink_bandwidth_gb_s: float | None = None
 
     @classmethod
-    def from_mapping(cls, data: dict) -> GPUSpec:
+    def from_mapping(cls, data: dict[str, Any]) -> GPUSpec:
         """Build from a catalog record (fixtures/gpus.yaml row or API dict); unknown keys are ignored."""
         names = cls.__dataclass_fields__.keys()
-        return cls(**{k: data.get(k) for k in names if k in data})
+        values: dict[str, Any] = {k: data.get(k) for k in names if k in data}
+        return cls(**values)
 
 
 @dataclass(frozen=True)

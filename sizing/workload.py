@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, fields, replace
+from typing import Any
 
 from catalog.suggest import close_names
 
@@ -112,7 +113,7 @@ class Workload:
         """GPUs one model replica spans (tensor x pipeline parallel)."""
         return self.tensor_parallel * self.pipeline_parallel
 
-    def assumptions(self) -> dict:
+    def assumptions(self) -> dict[str, Any]:
         """The filled-in inputs (defaults included) plus the architecture used."""
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "arch"}
         out["sharding"] = self.sharding if self.sharding is not None else "auto"
@@ -178,7 +179,7 @@ def _choice(v: object, allowed: tuple[str, ...]) -> str | None:
     return None
 
 
-def parse_workload(data: dict, presets: dict[str, ModelArch]) -> Workload:
+def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workload:
     """Validate `data`, fill defaults and resolve the architecture; raise WorkloadError on bad input.
 
     Defaults: task finetune; training: method full, precision bf16, mixed precision on for
@@ -228,6 +229,11 @@ def parse_workload(data: dict, presets: dict[str, ModelArch]) -> Workload:
             err(name, f"Must be between {lo:g} and {hi:g}.")
             return None
         return val
+
+    def whole(name: str) -> int | None:
+        """A whole-number field (kind "int"): number() already refused anything else."""
+        val = number(name)
+        return None if val is None else int(val)
 
     # Model: a preset name or a size.
     arch: ModelArch | None = None
@@ -281,16 +287,16 @@ def parse_workload(data: dict, presets: dict[str, ModelArch]) -> Workload:
         mixed = _as_bool(raw["mixed_precision"])
         if mixed is None:
             err("mixed_precision", "Must be true or false.")
-    batch_size = number("batch_size")
-    seq_len = number("seq_len")
-    lora_rank = number("lora_rank")
+    batch_size = whole("batch_size")
+    seq_len = whole("seq_len")
+    lora_rank = whole("lora_rank")
     tokens = number("tokens")
-    context_len = number("context_len")
-    concurrency = number("concurrency")
-    gpu_count = number("gpu_count")
-    tp = number("tensor_parallel") or 1
-    pp = number("pipeline_parallel") or 1
-    accumulation = number("gradient_accumulation")
+    context_len = whole("context_len")
+    concurrency = whole("concurrency")
+    gpu_count = whole("gpu_count")
+    tp = whole("tensor_parallel") or 1
+    pp = whole("pipeline_parallel") or 1
+    accumulation = whole("gradient_accumulation")
     gpu = raw.get("gpu")
     if gpu is not None:
         if not isinstance(gpu, str) or not _SLUG.match(gpu.strip().lower()):
@@ -384,7 +390,7 @@ def parse_workload(data: dict, presets: dict[str, ModelArch]) -> Workload:
         concurrency = concurrency or 1
     if seq_len is None:
         seq_len = _default_seq_len(arch, context_len if not training else None)
-    batch_size = batch_size or (concurrency if not training else DEFAULT_BATCH_SIZE)
+    batch_size = batch_size or ((concurrency or 1) if not training else DEFAULT_BATCH_SIZE)
     if attention is None:
         attention = "eager" if precision == "fp32" else "flash"
     if not arch.is_transformer:

@@ -11,6 +11,7 @@ Constraints, OfferBook), ``steps`` (hardware profiles and one type per kind of s
 advice), ``results`` (Plan, Rejections, PlanResult).
 """
 
+from ..inputs import OBJECTIVES, PRICING_MODELS
 from .explain import SPOT_ADVICE_SCAN
 from .offers import Constraints, Offer, OfferBook, _hardware_key
 from .results import Plan, PlanResult, Rejections
@@ -23,9 +24,7 @@ from .rules import (
     MIN_TERM_USE,
     MIN_VCPUS_PER_GPU,
     NODE_COUNTS,
-    OBJECTIVES,
     PLAIN_NETWORK_GBPS,
-    PRICING_MODELS,
     SPOT_CHECKPOINT_MINUTES,
     TERM_HOURS,
     _constraint_rejection,

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import overload
 
 from ..estimator import GPUSpec
-from .rules import PRICING_MODELS
+from ..inputs import PRICING_MODELS
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,11 +99,13 @@ class Constraints:
         )
 
 
+# What an offer's estimates depend on (see _hardware_key).
+HardwareKey = tuple[object, ...]
 # (usd per hour, index in the book, offer): a group's entries sort by price, then book order.
 Entry = tuple[float, int, Offer]
 
 
-def _hardware_key(offer: Offer) -> tuple:
+def _hardware_key(offer: Offer) -> HardwareKey:
     """What an offer's estimates depend on: the GPU, how many, and how they are joined."""
     return (
         id(offer.gpu), offer.gpu_count, offer.intra_kind, offer.intra_slug,
@@ -117,7 +119,7 @@ class _Group:
 
     __slots__ = ("entries", "first", "hardware", "pricing_model")
 
-    def __init__(self, hardware: tuple, first: Offer) -> None:
+    def __init__(self, hardware: HardwareKey, first: Offer) -> None:
         self.hardware = hardware
         self.pricing_model = first.pricing_model
         self.first = first
@@ -135,7 +137,7 @@ class OfferBook:
         self.offers = offers
         # The catalog version the offers were read at (sizing.selectors.catalog_version).
         self.version = version
-        groups: dict[tuple, _Group] = {}
+        groups: dict[tuple[HardwareKey, str], _Group] = {}
         self.by_machine: dict[tuple[str, str, str, str], Offer] = {}
         for index, offer in enumerate(offers):
             hardware = _hardware_key(offer)

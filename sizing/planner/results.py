@@ -55,7 +55,7 @@ class Rejections:
         entry["examples"].extend(example(item) for item in items[: max(room, 0)])
 
     def count(self, reason: str) -> int:
-        return self.by_reason.get(reason, {}).get("count", 0)
+        return int(self.by_reason.get(reason, {}).get("count", 0))
 
 
 @dataclass

@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING
 
 from catalog.pricing import PricingModel
 
-from ..inputs import HEADROOM, OBJECTIVES, PRICING_MODELS  # noqa: F401 (re-exported)
+from ..inputs import HEADROOM
+from ..inputs import OBJECTIVES as OBJECTIVES  # re-exported
+from ..inputs import PRICING_MODELS as PRICING_MODELS  # re-exported
 from ..messages import RejectionCode as R
 
 if TYPE_CHECKING:
@@ -35,7 +37,7 @@ MIN_INTER_NODE_RDMA_GBPS = 100.0
 MIN_RAM_TO_GPU_MEMORY = 2.0
 MIN_VCPUS_PER_GPU = 4.0
 # Hours in one commitment term; a term is only offered when the run uses at least half of it.
-TERM_HOURS = {
+TERM_HOURS: dict[str, float] = {
     PricingModel.MONTHLY: 730.0,
     PricingModel.YEARLY: 8760.0,
     PricingModel.RESERVED_1Y: 8760.0,

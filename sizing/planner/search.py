@@ -24,7 +24,16 @@ from .explain import (
     _what_would_fit,
 )
 from .fastpaths import _best_step, _contenders, _dominated, _Route, _route
-from .offers import Constraints, Entry, Offer, OfferBook, _Group, _hardware_key, _OffersOf
+from .offers import (
+    Constraints,
+    Entry,
+    HardwareKey,
+    Offer,
+    OfferBook,
+    _Group,
+    _hardware_key,
+    _OffersOf,
+)
 from .results import Plan, PlanResult, Rejections
 from .rules import (
     DEFAULT_MAX_GPUS,
@@ -91,12 +100,12 @@ class _Planner:
         self.max_gpus = c.max_gpus or DEFAULT_MAX_GPUS
         self.price_limits = c.max_usd_per_hour is not None or c.max_total_usd is not None
         self.first_only = objective != "fastest" and workload.task == "inference"
-        self.profiles: dict[tuple, _Profile] = {}
+        self.profiles: dict[HardwareKey, _Profile] = {}
         self.rejected = Rejections()
         self.considered = 0
         self.cards: dict[int, GPUSpec] = {}  # a 24 GB and an 80 GB GPU among the offers asked about
 
-    def profile(self, hardware: tuple, offer: Offer) -> _Profile:
+    def profile(self, hardware: HardwareKey, offer: Offer) -> _Profile:
         profile = self.profiles.get(hardware)
         if profile is None:
             profile = self.profiles[hardware] = _Profile(
@@ -231,12 +240,15 @@ class _Planner:
             )
 
         # Step i passes for offers [0, cuts[i]).
-        cuts = [
-            bisect.bisect_left(
-                range(n), True, key=lambda i, s=step: failure_at(s, entries[i][0]) is not None
-            )
-            for step, _ in ok
-        ]
+        def fails_from(step: Fits) -> int:
+            """The first offer (in price order) for which ``step`` breaks a limit."""
+
+            def fails(i: int) -> bool:
+                return failure_at(step, entries[i][0]) is not None
+
+            return bisect.bisect_left(range(n), True, key=fails)
+
+        cuts = [fails_from(step) for step, _ in ok]
         passed = max(cuts, default=0)
         weighed = weighed_all * (n - passed)
         segments: list[tuple[int, int, _Route]] = []
@@ -262,16 +274,19 @@ class _Planner:
                 # The last step failed on a limit. Which limit is monotone in the price (the
                 # hourly cap last), so the offers fall into at most three runs. A step left
                 # unestimated is estimated now: rejections name the same reason as a full walk.
-                step = last[1] if last[0] == "ok" else profile.step(last[1])
+                failed = last[1] if last[0] == "ok" else profile.step(last[1])
+                assert isinstance(failed, Fits | NoThroughput)
                 begin = passed
                 while begin < n:
-                    reason = failure_at(step, entries[begin][0])
-                    end = bisect.bisect_left(
-                        range(begin, n), True,
-                        key=lambda i, r=reason: failure_at(step, entries[i][0]) != r,
-                    ) + begin  # fmt: skip
+                    reason = failure_at(failed, entries[begin][0])
+                    assert reason is not None  # offers past ``passed`` fail every step
+
+                    def other_reason(i: int, reason: str = reason) -> bool:
+                        return failure_at(failed, entries[i][0]) != reason
+
+                    end = bisect.bisect_left(range(begin, n), True, key=other_reason) + begin
                     self.reject_failure(
-                        Failure(reason, step), offers[begin - passed : end - passed]
+                        Failure(reason, failed), offers[begin - passed : end - passed]
                     )
                     begin = end
 
@@ -346,7 +361,7 @@ class _Planner:
     def _top(self, sources: list[Source], limit: int) -> list[_Candidate]:
         """The best ``limit`` plans, one per machine and price: the same offer at the same price
         in several regions is listed once, with the other regions named."""
-        kept: dict[tuple, _Candidate] = {}
+        kept: dict[tuple[object, ...], _Candidate] = {}
         ranked: list[_Candidate] = []
         if limit <= 0:
             return ranked

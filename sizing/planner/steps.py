@@ -97,9 +97,9 @@ class _EstimateCache:
     def __init__(self, workload: Workload, headroom: float) -> None:
         self.workload = workload
         self.headroom = headroom
-        self._cache: dict[tuple, tuple[str | None, Estimate]] = {}
+        self._cache: dict[tuple[object, ...], tuple[str | None, Estimate]] = {}
         self._by_sharding: dict[str, Workload] = {}
-        self._memory: dict[tuple, tuple[str | None, float]] = {}
+        self._memory: dict[tuple[int, int], tuple[str | None, float]] = {}
 
     def _sharded(self, gpu: GPUSpec, gpu_count: int) -> Workload:
         """The workload with the sharding it runs with on ``gpu_count`` x ``gpu``."""
@@ -176,7 +176,7 @@ def _device(offer: Offer) -> GPUSpec:
     return replace(
         offer.gpu,
         memory_gib=offer.gpu.memory_gib * share,
-        memory_bandwidth_gb_s=offer.gpu.memory_bandwidth_gb_s * share,
+        memory_bandwidth_gb_s=scaled(offer.gpu.memory_bandwidth_gb_s),
         fp32_tflops=scaled(offer.gpu.fp32_tflops),
         tf32_tflops=scaled(offer.gpu.tf32_tflops),
         bf16_tflops=scaled(offer.gpu.bf16_tflops),
