@@ -13,6 +13,12 @@ from catalog.suggest import did_you_mean
 from .. import inputs
 from ..inputs import OBJECTIVES
 
+# Bounds on free-text name lists (gpus, providers, regions...): each unknown name is looked up
+# and answered with suggestions, so an unbounded list is an anonymous denial of service. The
+# catalog has tens of each (48 GPUs, 11 providers, 85 regions), so these never bind real use.
+MAX_LIST_ITEMS = 200
+MAX_NAME_CHARS = 100
+
 
 class StrictSerializer(serializers.Serializer):
     """A misspelt key is a 400 naming it, never silently ignored."""
@@ -48,8 +54,11 @@ def _field(spec: inputs.Field) -> serializers.Field:
             child: serializers.Field = serializers.ChoiceField(choices=spec.choices)
             return CommaListField(child=child, required=False, allow_empty=False, **text)
         lengths = {"min_length": low, "max_length": high} if spec.bounds else {}
+        lengths.setdefault("max_length", MAX_NAME_CHARS)
         child = serializers.CharField(**{k: int(v) for k, v in lengths.items() if v is not None})
-        return CommaListField(child=child, required=False, default=list, **text)
+        return CommaListField(
+            child=child, required=False, default=list, max_length=MAX_LIST_ITEMS, **text
+        )
     if spec.kind == "choice":
         return serializers.ChoiceField(choices=(*spec.choices, *spec.extra), required=False, **text)
     if spec.kind == "bool":

@@ -183,3 +183,17 @@ def test_time_zone_offsets_are_compared_in_utc(api, offset):
 def test_a_time_zone_offset_of_a_day_or_more_is_a_400(api):
     response = api.get("/api/scrape-runs/", {"since": "2020-01-01T00:00:00+24:00"})
     assert response.status_code == 400 and "since" in response.json()["errors"]
+
+
+@pytest.mark.parametrize("name", ["gpus", "providers", "regions"])
+def test_constraint_name_lists_are_bounded(api, name):
+    from sizing.api.serializers import MAX_LIST_ITEMS, MAX_NAME_CHARS
+
+    many = [f"no-such-{i}" for i in range(MAX_LIST_ITEMS + 1)]
+    body = {"workload": WORKLOAD, "constraints": {name: many}}
+    response = _post(api, "/api/recommend", json.dumps(body))
+    assert response.status_code == 400
+    errors = response.json()["errors"]["constraints"][name]
+    assert len(json.dumps(errors)) < 1000  # one message, not one per name
+    long_name = {"workload": WORKLOAD, "constraints": {name: ["x" * (MAX_NAME_CHARS + 1)]}}
+    assert _post(api, "/api/recommend", json.dumps(long_name)).status_code == 400
