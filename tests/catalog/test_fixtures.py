@@ -147,3 +147,22 @@ def test_fixture_files_cite_sources():
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         for item in data["instance_types"] + data["prices"]:
             assert item.get("source") or item.get("source_url"), f"{path.name}: {item}"
+
+
+def test_readme_coverage_table_is_current():
+    """fixtures/README.md's coverage table is what fixtures/tools/coverage.py computes today."""
+    import importlib.util
+    import sys
+
+    tools = Path(settings.CATALOG_FIXTURES_DIR) / "tools"
+    sys.path.insert(0, str(tools))
+    try:
+        spec = importlib.util.spec_from_file_location("fixture_coverage", tools / "coverage.py")
+        coverage = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(coverage)
+    finally:
+        sys.path.remove(str(tools))
+    text = coverage.README.read_text(encoding="utf-8")
+    assert coverage.readme_with_table(text, coverage.coverage_table()) == text, (
+        "run: python fixtures/tools/coverage.py"
+    )
