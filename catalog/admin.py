@@ -9,6 +9,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from . import services
+from .audit import audit_counts, catalog_audit
 from .forms import PriceSheetForm
 from .gpu_names import normalise_gpu_name
 from .models import (
@@ -190,9 +191,26 @@ class PriceAdmin(admin.ModelAdmin):
                 "import-sheet/",
                 self.admin_site.admin_view(self.import_sheet_view),
                 name="catalog_price_import_sheet",
-            )
+            ),
+            path(
+                "audit/",
+                self.admin_site.admin_view(self.audit_view),
+                name="catalog_price_audit",
+            ),
         ]
         return extra + super().get_urls()
+
+    def audit_view(self, request: HttpRequest) -> HttpResponse:
+        """Read-only: what `manage.py audit_catalog` reports, for curators."""
+        findings = catalog_audit()
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Catalog audit",
+            "findings": findings,
+            "counts": audit_counts(findings),
+            "opts": self.model._meta,
+        }
+        return TemplateResponse(request, "admin/catalog/price/audit.html", context)
 
     def import_sheet_view(self, request: HttpRequest) -> HttpResponse:
         if not request.user.has_perm("catalog.change_price"):

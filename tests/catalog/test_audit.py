@@ -1,0 +1,248 @@
+"""The catalog audit, rule by rule, its command and its admin page; and the fixtures pass it."""
+
+import json
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from catalog import audit, choices
+from tests.factories import (
+    GPUFactory,
+    InstanceTypeFactory,
+    PriceFactory,
+    ProviderFactory,
+    RegionFactory,
+)
+
+pytestmark = pytest.mark.django_db
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+def _mine(findings, provider, rule=None):
+    return [f for f in findings if f.provider == provider.slug and (rule is None or f.rule == rule)]
+
+
+def _priced(provider, **kwargs):
+    """An instance type of ``provider`` with one current on-demand price in its own region."""
+    it = InstanceTypeFactory(provider=provider, **kwargs)
+    PriceFactory(instance_type=it, region=RegionFactory(provider=provider), observed_at=NOW)
+    return it
+
+
+@pytest.mark.parametrize(
+    ("name", "family"),
+    [
+        ("p4d.24xlarge", "p4d"),
+        ("p6-b200.48xlarge", "p6"),
+        ("ecs.gn7i-c8g1.2xlarge", "gn7i"),
+        ("GN7.2XLARGE40", "GN7"),
+        ("Standard_NC24ads_A100_v4", "NCads_A100_v4"),
+        ("a2-highgpu-1g", "a2-highgpu"),
+        ("g2-standard-48", "g2-standard"),
+        ("n1-standard-8+1xT4", "n1-standard"),
+        ("gpu_8x_h100_sxm5", "gpu_h100_sxm5"),
+        ("gd-8xh100ib-i128", "gd-h100ib-i128"),
+        ("8x H100 SXM (secure)", "H100 SXM (secure)"),
+    ],
+)
+def test_instance_family_across_naming_styles(name, family):
+    assert audit.instance_family(name) == family
+
+
+def test_placeholder_host_specs_are_errors():
+    provider = ProviderFactory()
+    bad = _priced(provider, name="1x X (secure)", gpu_count=Decimal("1"), vcpus=1, ram_gib=20)
+    _priced(provider, name="ok.large", gpu_count=Decimal("1"), vcpus=8, ram_gib=64)
+    found = _mine(audit.rule_placeholder_host_specs(NOW), provider)
+    assert [(f.subject, f.severity) for f in found] == [(bad.name, audit.ERROR)]
+
+
+def test_fractional_gpu_with_one_vcpu_is_not_a_placeholder():
+    provider = ProviderFactory()
+    _priced(
+        provider,
+        gpu_count=Decimal("0.125"),
+        gpu_sharing=choices.GpuSharing.FRACTIONAL,
+        vcpus=1,
+        ram_gib=4,
+    )
+    assert not _mine(audit.rule_placeholder_host_specs(NOW), provider)
+
+
+def test_host_ram_equal_to_gpu_memory_across_a_family_is_an_error():
+    provider = ProviderFactory()
+    gpu = GPUFactory(memory_gib=80)
+    for n in (1, 2, 4):
+        _priced(
+            provider,
+            name=f"{n}x Z (secure)",
+            gpu=gpu,
+            gpu_count=Decimal(n),
+            vcpus=8 * n,
+            ram_gib=80 * n,
+        )
+    found = _mine(audit.rule_host_ram_equals_gpu_memory(NOW), provider)
+    assert len(found) == 3 and {f.severity for f in found} == {audit.ERROR}
+
+
+def test_one_size_whose_ram_matches_gpu_memory_is_only_a_warning():
+    provider = ProviderFactory()
+    gpu = GPUFactory(memory_gib=16)
+    _priced(provider, name="g9.xlarge", gpu=gpu, gpu_count=Decimal("1"), vcpus=4, ram_gib=16)
+    _priced(provider, name="g9.2xlarge", gpu=gpu, gpu_count=Decimal("1"), vcpus=8, ram_gib=32)
+    found = _mine(audit.rule_host_ram_equals_gpu_memory(NOW), provider)
+    assert [(f.subject, f.severity) for f in found] == [("g9.xlarge", audit.WARNING)]
+
+
+def test_one_spec_shared_by_every_size_of_a_family():
+    provider = ProviderFactory()
+    gpu = GPUFactory()
+    for n in (1, 2, 8):
+        _priced(
+            provider, name=f"{n}x Y (community)", gpu=gpu, gpu_count=Decimal(n), vcpus=1, ram_gib=20
+        )
+    found = _mine(audit.rule_shared_family_spec(NOW), provider)
+    assert [(f.subject, f.severity) for f in found] == [("Y (community)", audit.ERROR)]
+
+
+def test_gpu_attachments_may_share_their_host():
+    provider = ProviderFactory()
+    gpu = GPUFactory()
+    for n in (1, 2):
+        _priced(
+            provider,
+            name=f"n1-standard-8+{n}xT4",
+            gpu=gpu,
+            gpu_count=Decimal(n),
+            vcpus=8,
+            ram_gib=30,
+        )
+    assert not _mine(audit.rule_shared_family_spec(NOW), provider)
+
+
+def test_prices_past_their_shelf_life_are_warnings():
+    provider = ProviderFactory()
+    it = InstanceTypeFactory(provider=provider)
+    region = RegionFactory(provider=provider)
+    PriceFactory(
+        instance_type=it, region=region, observed_at=NOW - timedelta(days=10), pricing_model="spot"
+    )
+    PriceFactory(instance_type=it, region=region, observed_at=NOW - timedelta(days=10))
+    found = _mine(audit.rule_stale_prices(NOW), provider)
+    assert [(f.subject, f.severity) for f in found] == [("spot", audit.WARNING)]
+
+
+def test_marketplace_prices_have_the_short_shelf_life():
+    assert audit.shelf_life_days("on_demand", choices.ProviderKind.MARKETPLACE) == 7
+    assert audit.shelf_life_days("on_demand", choices.ProviderKind.HYPERSCALER) == 90
+
+
+def test_shelf_life_follows_settings(settings):
+    settings.PRICE_SHELF_LIFE_DAYS = {"spot": 2}
+    assert audit.shelf_life_days("spot", choices.ProviderKind.HYPERSCALER) == 2
+
+
+def test_spot_price_left_over_from_an_older_snapshot_is_an_error():
+    provider = ProviderFactory()
+    it = InstanceTypeFactory(provider=provider)
+    region = RegionFactory(provider=provider)
+    PriceFactory(instance_type=it, region=region, observed_at=NOW)
+    PriceFactory(
+        instance_type=it, region=region, pricing_model="spot", observed_at=NOW - timedelta(days=400)
+    )
+    found = _mine(audit.rule_leftover_moving_prices(NOW), provider)
+    assert len(found) == 1 and found[0].severity == audit.ERROR and "spot" in found[0].message
+
+
+def test_reserved_price_older_than_its_on_demand_price():
+    provider = ProviderFactory()
+    it = InstanceTypeFactory(provider=provider)
+    region = RegionFactory(provider=provider)
+    PriceFactory(instance_type=it, region=region, observed_at=NOW)
+    PriceFactory(
+        instance_type=it,
+        region=region,
+        pricing_model="reserved_1y",
+        observed_at=NOW - timedelta(days=900),
+    )
+    PriceFactory(
+        instance_type=it,
+        region=region,
+        pricing_model="reserved_3y",
+        observed_at=NOW - timedelta(days=30),
+    )
+    found = _mine(audit.rule_reserved_older_than_on_demand(NOW), provider)
+    assert sorted((f.message.split()[0], f.severity) for f in found) == [
+        ("reserved_1y", audit.ERROR),
+        ("reserved_3y", audit.WARNING),
+    ]
+
+
+def test_instance_types_without_prices_and_gpus_without_offers():
+    provider = ProviderFactory()
+    lonely = InstanceTypeFactory(provider=provider)
+    gone = InstanceTypeFactory(provider=provider)
+    PriceFactory(instance_type=gone, region=RegionFactory(provider=provider), gone_at=NOW)
+    _priced(provider)
+    found = _mine(audit.rule_instance_types_without_prices(NOW), provider)
+    assert sorted(f.subject for f in found) == sorted([lonely.name, gone.name])
+    unsold = GPUFactory()
+    assert unsold.slug in {f.subject for f in audit.rule_gpus_without_offers(NOW)}
+    assert lonely.gpu.slug not in {f.subject for f in audit.rule_gpus_without_offers(NOW)}
+
+
+def test_mixed_currencies_inside_one_family():
+    provider = ProviderFactory()
+    region = RegionFactory(provider=provider)
+    PriceFactory(
+        instance_type=InstanceTypeFactory(provider=provider, name="GX7.LARGE20"), region=region
+    )
+    PriceFactory(
+        instance_type=InstanceTypeFactory(provider=provider, name="GX7.2XLARGE40"),
+        region=region,
+        currency="CNY",
+    )
+    found = _mine(audit.rule_mixed_currencies(NOW), provider)
+    assert [(f.subject, f.severity) for f in found] == [("GX7", audit.ERROR)]
+
+
+def test_price_in_another_providers_region():
+    provider = ProviderFactory()
+    it = InstanceTypeFactory(provider=provider)
+    PriceFactory(instance_type=it, region=RegionFactory())
+    found = _mine(audit.rule_foreign_regions(NOW), provider)
+    assert len(found) == 1 and found[0].severity == audit.ERROR
+
+
+def test_the_curated_fixtures_have_no_audit_errors():
+    errors = [f for f in audit.catalog_audit() if f.severity == audit.ERROR]
+    assert not errors, "\n".join(f"{f.rule} {f.provider} {f.subject}: {f.message}" for f in errors)
+
+
+def test_command_reports_text_and_json_and_fails_on_errors(capsys):
+    call_command("audit_catalog", "--format", "json", "--as-of", "2026-12-01")
+    report = json.loads(capsys.readouterr().out)
+    assert report["errors"] == 0 and report["warnings"] == len(report["findings"])
+    provider = ProviderFactory()
+    InstanceTypeFactory(provider=provider, name="unpriced.xlarge")
+    with pytest.raises(CommandError, match="1 error"):
+        call_command("audit_catalog")
+    assert "instance_type_without_prices" in capsys.readouterr().out
+
+
+def test_command_rejects_a_bad_date():
+    with pytest.raises(CommandError, match="--as-of"):
+        call_command("audit_catalog", "--as-of", "yesterday")
+
+
+def test_admin_page_lists_the_findings(admin_client):
+    provider = ProviderFactory()
+    InstanceTypeFactory(provider=provider, name="unpriced.xlarge")
+    page = admin_client.get("/admin/catalog/price/audit/")
+    assert page.status_code == 200
+    assert b"unpriced.xlarge" in page.content and b"instance_type_without_prices" in page.content
+    index = admin_client.get("/admin/catalog/")
+    assert b"/admin/catalog/price/audit/" in index.content
