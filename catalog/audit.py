@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from . import choices
@@ -33,8 +34,8 @@ DEFAULT_SHELF_LIFE_DAYS = {
     choices.PricingModel.RESERVED_3Y: 365,
 }
 MARKETPLACE_SHELF_LIFE_DAYS = 7  # any price on a marketplace provider moves like spot
-# A spot or marketplace price this much older than its provider's newest price is left over from an
-# older snapshot: the snapshot is not one reading, and ranking on it misleads (the 2024 spot case).
+# A spot or marketplace price this much older than the snapshot it sits in (its on-demand price, or its
+# provider's median date) is left over from an older reading, and ranking on it misleads (issue 17).
 SNAPSHOT_SPREAD_DAYS = 30
 MIN_HOST_VCPUS = 2  # a whole dedicated GPU behind one vCPU is a placeholder, not a product
 SAME_MEMORY_TOLERANCE_GIB = 0.5
@@ -200,12 +201,19 @@ def rule_stale_prices(now: datetime) -> list[Finding]:
 
 
 def rule_leftover_moving_prices(now: datetime) -> list[Finding]:
-    """Spot or marketplace prices far older than their provider's newest price."""
+    """Spot or marketplace prices far older than the snapshot they sit in.
+
+    The snapshot's date for a price is its own on-demand price's date when there is one, else the
+    median date of its provider's prices (a median, so one newer curated row does not age the rest).
+    """
     rows = _prices()
-    newest: dict[str, datetime] = {}
+    dates: dict[str, list[datetime]] = defaultdict(list)
+    on_demand: dict[tuple[int, int], datetime] = {}
     for row in rows:
-        slug = row["instance_type__provider__slug"]
-        newest[slug] = max(newest.get(slug, row["observed_at"]), row["observed_at"])
+        dates[row["instance_type__provider__slug"]].append(row["observed_at"])
+        if row["pricing_model"] == choices.PricingModel.ON_DEMAND:
+            on_demand[(row["instance_type_id"], row["region_id"])] = row["observed_at"]
+    median = {slug: sorted(found)[len(found) // 2] for slug, found in dates.items()}
     found = []
     for row in rows:
         slug = row["instance_type__provider__slug"]
@@ -213,7 +221,11 @@ def rule_leftover_moving_prices(now: datetime) -> list[Finding]:
             row["pricing_model"] in MOVING_MODELS
             or row["instance_type__provider__kind"] == choices.ProviderKind.MARKETPLACE
         )
-        if moving and row["observed_at"] < newest[slug] - timedelta(days=SNAPSHOT_SPREAD_DAYS):
+        if not moving:
+            continue
+        pair = on_demand.get((row["instance_type_id"], row["region_id"]))
+        reference = max(pair, median[slug]) if pair else median[slug]
+        if row["observed_at"] < reference - timedelta(days=SNAPSHOT_SPREAD_DAYS):
             found.append(
                 Finding(
                     "leftover_moving_price",
@@ -221,8 +233,8 @@ def rule_leftover_moving_prices(now: datetime) -> list[Finding]:
                     slug,
                     f"{row['instance_type__name']} @ {row['region__code']}",
                     f"{row['pricing_model']} price of {row['observed_at'].date()} is over "
-                    f"{SNAPSHOT_SPREAD_DAYS} days older than the provider's newest price "
-                    f"({newest[slug].date()})",
+                    f"{SNAPSHOT_SPREAD_DAYS} days older than the snapshot it sits in "
+                    f"({reference.date()})",
                 )
             )
     return found
@@ -260,7 +272,8 @@ def rule_reserved_older_than_on_demand(now: datetime) -> list[Finding]:
 
 def rule_instance_types_without_prices(now: datetime) -> list[Finding]:
     """Active instance types with no current price: they can never be offered."""
-    rows = InstanceType.objects.filter(is_active=True).exclude(prices__gone_at__isnull=True)
+    current = Price.objects.filter(instance_type=OuterRef("pk"), gone_at__isnull=True)
+    rows = InstanceType.objects.filter(is_active=True).exclude(Exists(current))
     return [
         Finding(
             "instance_type_without_prices",

@@ -246,3 +246,35 @@ def test_admin_page_lists_the_findings(admin_client):
     assert b"unpriced.xlarge" in page.content and b"instance_type_without_prices" in page.content
     index = admin_client.get("/admin/catalog/")
     assert b"/admin/catalog/price/audit/" in index.content
+
+
+def test_one_newer_row_does_not_age_the_rest_of_a_snapshot():
+    provider = ProviderFactory()
+    region = RegionFactory(provider=provider)
+    old = NOW - timedelta(days=60)
+    for _ in range(3):
+        it = InstanceTypeFactory(provider=provider)
+        PriceFactory(instance_type=it, region=region, observed_at=old)
+        PriceFactory(instance_type=it, region=region, pricing_model="spot", observed_at=old)
+    PriceFactory(
+        instance_type=InstanceTypeFactory(provider=provider), region=region, observed_at=NOW
+    )
+    assert not _mine(audit.rule_leftover_moving_prices(NOW), provider)
+
+
+def test_marketplace_price_without_on_demand_pair_is_judged_against_the_median():
+    provider = ProviderFactory(kind=choices.ProviderKind.MARKETPLACE)
+    region = RegionFactory(provider=provider)
+    for _ in range(3):
+        PriceFactory(
+            instance_type=InstanceTypeFactory(provider=provider), region=region, observed_at=NOW
+        )
+    stale = InstanceTypeFactory(provider=provider)
+    PriceFactory(
+        instance_type=stale,
+        region=region,
+        pricing_model="spot",
+        observed_at=NOW - timedelta(days=90),
+    )
+    found = _mine(audit.rule_leftover_moving_prices(NOW), provider)
+    assert [f.subject.split(" @ ")[0] for f in found] == [stale.name]
