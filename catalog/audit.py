@@ -13,33 +13,20 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from . import choices
+from . import choices, querysets
 from .models import GPU, InstanceType, Price
 
 ERROR = "error"
 WARNING = "warning"
 
-# How long a price stays current, by pricing model (days). Spot and marketplace prices move daily,
-# list prices monthly, reserved terms yearly (issue 17). settings.PRICE_SHELF_LIFE_DAYS overrides.
-DEFAULT_SHELF_LIFE_DAYS = {
-    choices.PricingModel.SPOT: 7,
-    choices.PricingModel.ON_DEMAND: 90,
-    choices.PricingModel.MONTHLY: 90,
-    choices.PricingModel.YEARLY: 90,
-    choices.PricingModel.RESERVED_1Y: 365,
-    choices.PricingModel.RESERVED_3Y: 365,
-}
-MARKETPLACE_SHELF_LIFE_DAYS = 7  # any price on a marketplace provider moves like spot
 # A spot or marketplace price this much older than the snapshot it sits in (its on-demand price, or its
 # provider's median date) is left over from an older reading, and ranking on it misleads (issue 17).
 SNAPSHOT_SPREAD_DAYS = 30
 MIN_HOST_VCPUS = 2  # a whole dedicated GPU behind one vCPU is a placeholder, not a product
 SAME_MEMORY_TOLERANCE_GIB = 0.5
-MOVING_MODELS = {choices.PricingModel.SPOT}
 RESERVED_MODELS = {choices.PricingModel.RESERVED_1Y, choices.PricingModel.RESERVED_3Y}
 
 
@@ -58,12 +45,11 @@ class Finding:
 
 
 def shelf_life_days(pricing_model: str, provider_kind: str) -> int:
-    """Days a price of this model (on this kind of provider) stays current."""
-    table = {**DEFAULT_SHELF_LIFE_DAYS, **getattr(settings, "PRICE_SHELF_LIFE_DAYS", {})}
-    days = table.get(pricing_model, DEFAULT_SHELF_LIFE_DAYS[choices.PricingModel.ON_DEMAND])
-    if provider_kind == choices.ProviderKind.MARKETPLACE:
-        days = min(days, MARKETPLACE_SHELF_LIFE_DAYS)
-    return days
+    """Days a price of this model (on this kind of provider) stays current: the one rule of
+    catalog.querysets (``PRICE_SHELF_LIFE_DAYS``, ``PRICE_STALE_AFTER_DAYS``)."""
+    return querysets.shelf_life_days(
+        pricing_model, marketplace=provider_kind == choices.ProviderKind.MARKETPLACE
+    )
 
 
 def instance_family(name: str) -> str:
@@ -217,9 +203,9 @@ def rule_leftover_moving_prices(now: datetime) -> list[Finding]:
     found = []
     for row in rows:
         slug = row["instance_type__provider__slug"]
-        moving = (
-            row["pricing_model"] in MOVING_MODELS
-            or row["instance_type__provider__kind"] == choices.ProviderKind.MARKETPLACE
+        moving = querysets.price_is_volatile(
+            row["pricing_model"],
+            marketplace=row["instance_type__provider__kind"] == choices.ProviderKind.MARKETPLACE,
         )
         if not moving:
             continue

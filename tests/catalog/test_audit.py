@@ -135,9 +135,10 @@ def test_prices_past_their_shelf_life_are_warnings():
     assert [(f.subject, f.severity) for f in found] == [("spot", audit.WARNING)]
 
 
-def test_marketplace_prices_have_the_short_shelf_life():
+def test_marketplace_prices_have_the_short_shelf_life(settings):
     assert audit.shelf_life_days("on_demand", choices.ProviderKind.MARKETPLACE) == 7
-    assert audit.shelf_life_days("on_demand", choices.ProviderKind.HYPERSCALER) == 90
+    hyperscaler = audit.shelf_life_days("on_demand", choices.ProviderKind.HYPERSCALER)
+    assert hyperscaler == settings.PRICE_STALE_AFTER_DAYS
 
 
 def test_shelf_life_follows_settings(settings):
