@@ -23,7 +23,7 @@ from catalog import selectors as catalog_selectors
 from catalog.choices import HOURS_PER_UNIT
 from catalog.filtersets import PriceFilterSet
 from catalog.models import GPU, InstanceType, Price, PriceHistory, Provider, Region, ScrapeRun
-from catalog.querysets import stale_cutoff
+from catalog.querysets import price_stale_q, stale_cutoff
 
 # Sort keys of the price browser (what the query string says) and the columns they order by.
 PRICE_SORTS: dict[str, str] = {
@@ -42,7 +42,8 @@ DEFAULT_PRICE_SORT = "usd_per_gpu_hour"
 
 
 def _stale_flag(now: datetime | None = None) -> ExpressionWrapper:
-    return ExpressionWrapper(Q(observed_at__lt=stale_cutoff(now)), output_field=BooleanField())
+    """A price's stale flag by the same shelf-life rule as the ``stale``/``fresh`` filters."""
+    return ExpressionWrapper(price_stale_q(now), output_field=BooleanField())
 
 
 def price_browse(*, filters: dict[str, Any], sort: str = DEFAULT_PRICE_SORT) -> QuerySet[Price]:
