@@ -205,7 +205,13 @@ class PriceBrowseForm(forms.Form):
 class GPUListForm(forms.Form):
     """Filters and sort of /gpus; every field is optional."""
 
-    q = forms.CharField(label=_("Name contains"), required=False, max_length=64)
+    q = forms.CharField(
+        label=_("Name contains"),
+        required=False,
+        max_length=64,
+        # The script filters the rows shown as you type; the form filters on the server.
+        widget=forms.TextInput(attrs={"data-filter-table": "gpu-table", "autocomplete": "off"}),
+    )
     vendor = forms.MultipleChoiceField(
         label=_("Vendor"),
         required=False,

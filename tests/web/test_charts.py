@@ -125,3 +125,22 @@ def test_ids_are_unique_across_charts():
     )
     first_id = one.split('id="')[1].split('"')[0]
     assert f'id="{first_id}"' not in two
+
+
+def test_narrow_drawing_is_phone_sized_with_fewer_ticks():
+    points = [
+        charts.ScatterPoint(x=3**i, y=5 * 3**i, group="spot", label=f"p{i}") for i in range(6)
+    ]
+    wide = charts.scatter_svg(points, title="t", desc="d", x_label="h", y_label="usd")
+    narrow = charts.scatter_svg(
+        points, title="t", desc="d", x_label="h", y_label="usd", narrow=True
+    )
+    assert f'viewBox="0 0 {charts.NARROW_WIDTH} {charts.NARROW_HEIGHT}"' in narrow
+    assert f'viewBox="0 0 {charts.WIDTH} {charts.HEIGHT}"' in wide
+    assert narrow.count('class="tick"') < wide.count('class="tick"')
+    assert narrow.count("<circle") == wide.count("<circle") == len(points)
+
+
+def test_legend_swatches_carry_no_style_attribute():
+    legend = charts.legend_html([("On demand", "#0072B2")])
+    assert "style=" not in legend and 'fill="#0072B2"' in legend

@@ -147,7 +147,8 @@
     var table = document.getElementById(input.getAttribute("data-filter-table"));
     var count = document.getElementById(input.getAttribute("data-filter-count"));
     if (!table) return;
-    input.closest(".table-filter").hidden = false;
+    var box = input.closest(".table-filter");
+    if (box) box.hidden = false;
     input.addEventListener("input", function () {
       var words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
       var shown = 0;
