@@ -23,9 +23,17 @@ REQUIRED = [
 TRANSFORMERS = [s for s, a in PRESETS.items() if a.is_transformer]
 
 
-def test_at_least_thirty_presets_including_the_common_ones():
-    assert len(PRESETS) >= 30
+ADDED = [
+    "llama-4-scout", "qwen3-0.6b", "qwen3-14b", "qwen3-235b-a22b", "deepseek-v2", "deepseek-v2-lite",
+    "gemma-2-2b", "gemma-3-1b", "gemma-3-27b", "phi-3-mini", "phi-4", "mistral-small-24b",
+    "mistral-large-2", "olmo-2-7b", "smollm2-135m", "falcon-7b", "tinyllama-1.1b",
+]  # fmt: skip
+
+
+def test_at_least_sixty_presets_including_the_common_ones():
+    assert len(PRESETS) >= 60
     assert set(REQUIRED) <= set(PRESETS)
+    assert set(ADDED) <= set(PRESETS)
 
 
 @pytest.mark.parametrize("slug", TRANSFORMERS)
