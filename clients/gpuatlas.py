@@ -121,6 +121,18 @@ def positive(cast: Callable[[str], Any]) -> Callable[[str], Any]:
     return parse
 
 
+def json_file(path: str) -> dict[str, Any]:
+    """The JSON object in the file at ``path`` (a model's config.json)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            value = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise argparse.ArgumentTypeError(f"cannot read a JSON object from {path}: {exc}") from exc
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"{path} does not hold a JSON object")
+    return value
+
+
 def compare_target(text: str) -> dict[str, str]:
     provider, sep, instance_type = text.partition("/")
     if not sep or not provider.strip() or not instance_type.strip():
@@ -451,66 +463,99 @@ def _describe(row: dict[str, Any]) -> str:
 # --- Commands ---------------------------------------------------------------------------------
 
 # --- Workload options: generated from sizing/inputs.py by `make schema`; do not edit. ---
-WORKLOAD_OPTIONS: list[tuple[str, str, str, str | None]] = [
-    ("model", "text", "Model preset; see fixtures/models.yaml.", None),
-    ("params_b", "float", "Parameters, billions.", None),
-    ("task", "choice", "pretrain, finetune, inference.", None),
+WORKLOAD_OPTIONS: list[tuple[str, str, str, str | None, str]] = [
+    ("model", "text", "Model preset; see fixtures/models.yaml.", None, "--model"),
+    (
+        "architecture",
+        "object",
+        "A Hugging Face config.json object: hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, vocab_size, tie_word_embeddings and the MoE names (num_local_experts, num_experts, n_routed_experts, num_experts_per_tok, moe_intermediate_size, n_shared_experts).",
+        None,
+        "--config",
+    ),
+    ("params_b", "float", "Parameters, billions.", None, "--params-b"),
+    ("task", "choice", "pretrain, finetune, inference.", None, "--task"),
     (
         "method",
         "choice",
         "full, lora, qlora, freeze. Training method (default full; none for inference).",
         None,
+        "--method",
     ),
-    ("precision", "choice", "fp32, bf16, fp16, fp8, int8, int4. Default bf16.", None),
+    (
+        "precision",
+        "choice",
+        "fp32, bf16, fp16, fp8, int8, int4. Default bf16.",
+        None,
+        "--precision",
+    ),
     (
         "mixed_precision",
         "bool",
         "fp32 master weights and gradients (default on for bf16/fp16/fp8 training).",
         None,
+        "--mixed-precision",
     ),
-    ("optimizer", "choice", "adamw, adamw_8bit, sgd, adafactor. Default AdamW.", None),
-    ("batch_size", "int", "Per GPU.", None),
-    ("seq_len", "int", "Tokens per sequence.", None),
+    (
+        "optimizer",
+        "choice",
+        "adamw, adamw_8bit, sgd, adafactor. Default AdamW.",
+        None,
+        "--optimizer",
+    ),
+    ("batch_size", "int", "Per GPU.", None, "--batch-size"),
+    ("seq_len", "int", "Tokens per sequence.", None, "--seq-len"),
     (
         "gradient_checkpointing",
         "choice",
         "none, selective, op_selective, full. Booleans accepted; a bare CLI flag means full.",
         "full",
+        "--gradient-checkpointing",
     ),
     (
         "sharding",
         "choice",
         "none, zero1, zero2, zero3, fsdp, auto. Leave out (or auto) to let the planner choose.",
         None,
+        "--sharding",
     ),
-    ("lora_rank", "int", "Default 16.", None),
-    ("lora_targets", "choice", "attention, all_linear. Default all_linear.", None),
-    ("tokens", "count", "Tokens to train on.", None),
-    ("context_len", "int", "Inference.", None),
-    ("concurrency", "int", "Inference.", None),
+    ("lora_rank", "int", "Default 16.", None, "--lora-rank"),
+    (
+        "lora_targets",
+        "choice",
+        "attention, all_linear. Default all_linear.",
+        None,
+        "--lora-targets",
+    ),
+    ("tokens", "count", "Tokens to train on.", None, "--tokens"),
+    ("context_len", "int", "Inference.", None, "--context-len"),
+    ("concurrency", "int", "Inference.", None, "--concurrency"),
     (
         "framework",
         "choice",
         "hf, torchtune, litgpt, axolotl, unsloth, llama_factory, deepspeed, megatron, torchtitan, vllm, sglang. Sets the defaults of loss, activation_offloading and optimizer_in_backward.",
         None,
+        "--framework",
     ),
     (
         "loss",
         "choice",
         "standard, chunked, fused. standard: full fp32 logits; chunked; fused (default: the framework's).",
         None,
+        "--loss",
     ),
     (
         "activation_offloading",
         "bool",
         "Saved activations kept in host memory (default: the framework's).",
         None,
+        "--activation-offloading",
     ),
     (
         "optimizer_in_backward",
         "bool",
         "Each gradient is applied and freed during backward (default: the framework's).",
         None,
+        "--optimizer-in-backward",
     ),
 ]
 # --- End of the generated workload options. ---
@@ -863,9 +908,10 @@ def _add_workload(parser: argparse.ArgumentParser) -> None:
         "float": non_negative(float),
         "count": parse_count,
     }
-    for field, kind, help_text, bare in WORKLOAD_OPTIONS:
-        flag = "--" + field.replace("_", "-")
-        if kind == "bool":
+    for field, kind, help_text, bare, flag in WORKLOAD_OPTIONS:
+        if kind == "object":
+            g.add_argument(flag, dest=field, type=json_file, metavar="FILE", help=help_text)
+        elif kind == "bool":
             g.add_argument(flag, dest=field, action="store_const", const=True, help=help_text)
             g.add_argument("--no-" + flag[2:], dest=field, action="store_const", const=False)
         elif bare is not None:

@@ -61,7 +61,8 @@ HEADROOM = Headroom(fit=0.05, warn=0.10)
 
 @dataclass(frozen=True)
 class Field:
-    """One input field: `kind` is choice, int, float, bool, text or list (of text or choices)."""
+    """One input field: `kind` is choice, int, float, bool, text, object (a JSON object) or list
+    (of text or choices)."""
 
     name: str
     kind: str
@@ -76,10 +77,21 @@ class Field:
     api: bool = True  # in the API's workload schema (gpu and gpu_count are /api/estimate's)
     bare: str | None = None  # CLI: the value a bare `--flag` stands for
     count: bool = False  # CLI: accepts 2e9, 200M, 1.5B
+    flag: str = ""  # CLI: the option's name when not the field's (an object is read from a file)
 
 
 WORKLOAD: tuple[Field, ...] = (
     Field("model", "text", gettext_noop("Model preset"), "Model preset; see fixtures/models.yaml."),
+    Field(
+        "architecture",
+        "object",
+        gettext_noop("or a config.json (JSON)"),
+        "A Hugging Face config.json object: hidden_size, num_hidden_layers, num_attention_heads, "
+        "num_key_value_heads, head_dim, intermediate_size, vocab_size, tie_word_embeddings and the "
+        "MoE names (num_local_experts, num_experts, n_routed_experts, num_experts_per_tok, "
+        "moe_intermediate_size, n_shared_experts).",
+        flag="config",
+    ),
     Field(
         "params_b",
         "float",
@@ -346,9 +358,9 @@ BOUNDS: dict[str, tuple[float, float]] = {f.name: f.bounds for f in WORKLOAD if 
 INT_FIELDS = tuple(f.name for f in WORKLOAD if f.kind == "int")
 
 
-def cli_options() -> list[tuple[str, str, str, str | None]]:
-    """The CLI's workload options as (field, kind, help, bare value) rows, in order: what `make
-    schema` writes into clients/gpuatlas.py (a stdlib-only script that cannot import this)."""
+def cli_options() -> list[tuple[str, str, str, str | None, str]]:
+    """The CLI's workload options as (field, kind, help, bare value, flag) rows, in order: what
+    `make schema` writes into clients/gpuatlas.py (a stdlib-only script that cannot import this)."""
     rows = []
     for f in WORKLOAD:
         if not f.cli:
@@ -356,7 +368,8 @@ def cli_options() -> list[tuple[str, str, str, str | None]]:
         text = f.help
         if f.choices:
             text = f"{', '.join((*f.choices, *f.extra))}. {text}".strip()
-        rows.append((f.name, "count" if f.count else f.kind, text, f.bare))
+        flag = "--" + (f.flag or f.name).replace("_", "-")
+        rows.append((f.name, "count" if f.count else f.kind, text, f.bare, flag))
     return rows
 
 
@@ -368,7 +381,7 @@ CLI_END = "# --- End of the generated workload options. ---"
 
 def cli_block() -> str:
     """The Python source of the CLI's generated block (between CLI_BEGIN and CLI_END)."""
-    lines = [CLI_BEGIN, "WORKLOAD_OPTIONS: list[tuple[str, str, str, str | None]] = ["]
+    lines = [CLI_BEGIN, "WORKLOAD_OPTIONS: list[tuple[str, str, str, str | None, str]] = ["]
     lines += [f"    {row!r}," for row in cli_options()]
     lines += ["]", CLI_END]
     return "\n".join(lines) + "\n"

@@ -6,7 +6,7 @@ embeddings) from the architecture numbers once and caches it; every formula down
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from functools import cached_property
 from typing import Any
 
@@ -400,3 +400,109 @@ def generic_arch(params_b: float) -> ModelArch:
         vocab_size=vocab,
         source="generic Llama-like shape inferred from params_b (sizing.specs.generic_arch)",
     )
+
+
+# Hugging Face config.json names read by `arch_from_config`, with the ModelArch field each feeds.
+CONFIG_REQUIRED = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
+CONFIG_INTS = {
+    "hidden_size": "hidden_size",
+    "num_hidden_layers": "layers",
+    "num_attention_heads": "heads",
+    "num_key_value_heads": "kv_heads",
+    "head_dim": "head_dim",
+    "intermediate_size": "intermediate_size",
+    "vocab_size": "vocab_size",
+    "max_position_embeddings": "max_position",
+    "num_experts_per_tok": "active_experts",
+    "moe_intermediate_size": "moe_intermediate_size",
+    "n_shared_experts": "shared_experts",
+    "first_k_dense_replace": "first_dense_layers",
+    "q_lora_rank": "q_lora_rank",
+    "kv_lora_rank": "kv_lora_rank",
+    "qk_nope_head_dim": "qk_nope_head_dim",
+    "qk_rope_head_dim": "qk_rope_head_dim",
+    "v_head_dim": "v_head_dim",
+}
+CONFIG_EXPERT_NAMES = ("num_local_experts", "num_experts", "n_routed_experts")
+# Largest value accepted for any count in a config (a typo guard, not a model limit).
+CONFIG_MAX_INT = 10_000_000
+# model_type families whose MLP is not gated and whose norms are LayerNorm.
+CONFIG_PLAIN_MLP = {
+    "gpt2",
+    "gpt_neox",
+    "falcon",
+    "phi",
+    "bloom",
+    "opt",
+    "starcoder2",
+    "gpt_bigcode",
+}
+CONFIG_QKV_BIAS = {"qwen2", "qwen2_moe", "qwen2_vl"}
+CONFIG_QK_NORM = {"qwen3", "qwen3_moe", "olmo2", "gemma3", "gemma3_text"}
+CONFIG_FOUR_NORMS = {"gemma2", "gemma3", "gemma3_text"}
+CONFIG_SHARED_EXPERT = {"llama4", "llama4_text"}  # one shared expert per MoE layer
+
+
+def arch_from_config(config: dict) -> ModelArch:
+    """A ModelArch from a Hugging Face config.json object (a `text_config` inside is used), with
+    the parameter count computed from it; raises ValueError listing every bad key."""
+    if not isinstance(config, dict):
+        raise ValueError(["Must be a JSON object (a Hugging Face config.json)."])
+    text = config.get("text_config")
+    cfg = {**config, **text} if isinstance(text, dict) else dict(config)
+    problems = [f"{key} is required." for key in CONFIG_REQUIRED if cfg.get(key) is None]
+    kwargs: dict = {}
+    for key, field_name in CONFIG_INTS.items():
+        value = cfg.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= CONFIG_MAX_INT:
+            problems.append(f"{key} must be a whole number from 1 to {CONFIG_MAX_INT:,}.")
+            continue
+        kwargs[field_name] = value
+    experts = next((cfg[k] for k in CONFIG_EXPERT_NAMES if cfg.get(k) is not None), None)
+    if experts is not None:
+        if isinstance(experts, bool) or not isinstance(experts, int) or experts < 1:
+            problems.append("The expert count must be a whole number of at least 1.")
+        else:
+            kwargs["experts"] = experts
+    if problems:
+        raise ValueError(problems)
+    model_type = str(cfg.get("model_type") or "custom")
+    heads = kwargs["heads"]
+    if kwargs["hidden_size"] % heads and "head_dim" not in kwargs:
+        raise ValueError(["head_dim is required when hidden_size is not a multiple of the heads."])
+    kwargs.setdefault("kv_heads", heads)
+    kwargs.setdefault(
+        "intermediate_size", kwargs.get("moe_intermediate_size", 4 * kwargs["hidden_size"])
+    )
+    if kwargs.get("experts", 1) > 1:
+        kwargs.setdefault("moe_intermediate_size", kwargs["intermediate_size"])
+        kwargs.setdefault("active_experts", min(2, kwargs["experts"]))
+        if model_type in CONFIG_SHARED_EXPERT:
+            kwargs.setdefault("shared_experts", 1)
+        elif cfg.get("shared_expert_intermediate_size"):
+            width = int(cfg["shared_expert_intermediate_size"])
+            kwargs.setdefault(
+                "shared_experts", max(1, round(width / kwargs["moe_intermediate_size"]))
+            )
+    else:
+        kwargs.pop("active_experts", None)
+    plain = model_type in CONFIG_PLAIN_MLP
+    arch = ModelArch(
+        name=f"config-{model_type}",
+        family=model_type,
+        kind="decoder",
+        params_b=1.0,  # replaced below by the count the numbers imply
+        gated_mlp=not plain,
+        norm="layernorm" if plain else "rmsnorm",
+        tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+        qkv_bias=model_type in CONFIG_QKV_BIAS or bool(cfg.get("attention_bias", False)),
+        qk_norm=model_type in CONFIG_QK_NORM,
+        norms_per_layer=4 if model_type in CONFIG_FOUR_NORMS else 2,
+        display_name=str(cfg.get("_name_or_path") or f"{model_type} from config.json"),
+        source="config.json given with the workload",
+        **kwargs,
+    )
+    total = arch.counts.computed_total
+    return replace(arch, params_b=total / 1e9) if total > 0 else arch

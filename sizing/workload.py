@@ -6,6 +6,7 @@ or raises `WorkloadError` naming every bad field at once.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass, field, fields, replace
@@ -28,7 +29,7 @@ from .inputs import (  # noqa: F401  (re-exported: the names callers import from
     WORKLOAD,
     WORKLOAD_BY_NAME,
 )
-from .specs import ModelArch, generic_arch, hash_once, state_without_hash
+from .specs import ModelArch, arch_from_config, generic_arch, hash_once, state_without_hash
 
 # Defaults, each with the reason it is the default.
 DEFAULT_SEQ_LEN = 2048  # the common pre-training / SFT context of 2023-24 recipes
@@ -87,6 +88,7 @@ class Workload:
     loss: str = "standard"  # how the loss head is computed (sizing/frameworks.py)
     activation_offloading: bool = False
     optimizer_in_backward: bool = False
+    architecture: str | None = None  # the config.json given, as canonical JSON
     arch: ModelArch = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
 
     @property
@@ -235,11 +237,20 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
         val = number(name)
         return None if val is None else int(val)
 
-    # Model: a preset name or a size.
+    # Model: a preset name, a size or a config.json.
     arch: ModelArch | None = None
     model = raw.get("model")
     params_b = number("params_b")
-    if model is not None:
+    config, architecture = _config(raw.get("architecture"), err)
+    if config is not None and (model is not None or params_b is not None):
+        err("architecture", "Give one of model, params_b or architecture.")
+    elif config is not None:
+        try:
+            arch = arch_from_config(config)
+        except ValueError as exc:
+            for message in exc.args[0]:
+                err("architecture", message)
+    elif model is not None:
         if not isinstance(model, str):
             err("model", "Must be a preset name.")
         elif model.strip().lower() not in presets:
@@ -253,8 +264,8 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
             err("params_b", "Give either model or params_b, not both.")
     elif params_b is not None:
         arch = generic_arch(float(params_b))
-    elif "params_b" not in errors:
-        err("model", "Give a model preset name or params_b.")
+    elif "params_b" not in errors and "architecture" not in errors:
+        err("model", "Give a model preset name or params_b (or an architecture: a config.json).")
 
     task = choice("task") or ("finetune" if "task" not in raw else None)
     method = choice("method")
@@ -422,6 +433,7 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
         pipeline_parallel=int(pp),
         gradient_accumulation=accumulation,
         attention=attention,
+        architecture=architecture,
         framework=framework,
         loss=loss or habits.loss,
         activation_offloading=habits.activation_offloading if offload is None else offload,
@@ -429,6 +441,26 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
         and training,
         arch=arch,
     )
+
+
+def _config(value: object, err) -> tuple[dict | None, str | None]:
+    """The config.json object given (a JSON string is read too), and its canonical JSON."""
+    if value is None:
+        return None, None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            err("architecture", "Must be a JSON object (a Hugging Face config.json).")
+            return None, None
+    if not isinstance(value, dict):
+        err("architecture", "Must be a JSON object (a Hugging Face config.json).")
+        return None, None
+    try:
+        return value, json.dumps(value, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError):
+        err("architecture", "Must hold only JSON values.")
+        return None, None
 
 
 def _default_seq_len(arch: ModelArch, context_len: int | None) -> int:

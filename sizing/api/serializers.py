@@ -59,6 +59,8 @@ def _field(spec: inputs.Field) -> serializers.Field:
         return CommaListField(
             child=child, required=False, default=list, max_length=MAX_LIST_ITEMS, **text
         )
+    if spec.kind == "object":
+        return serializers.DictField(required=False, **text)
     if spec.kind == "choice":
         return serializers.ChoiceField(choices=(*spec.choices, *spec.extra), required=False, **text)
     if spec.kind == "bool":

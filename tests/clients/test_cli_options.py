@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from clients import gpuatlas
 from sizing import inputs
@@ -26,14 +29,18 @@ def test_every_cli_field_is_an_api_workload_field():
     assert {row[0] for row in gpuatlas.WORKLOAD_OPTIONS} <= api
 
 
-def test_every_option_reaches_the_request_body():
+def test_every_option_reaches_the_request_body(tmp_path):
     """One value per option, as a user would type it, comes out under the field's own name."""
     typed = {"int": "3", "float": "2.5", "count": "2M", "text": "llama-3-8b"}
+    config = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4}
+    (tmp_path / "config.json").write_text(json.dumps(config))
     argv = ["estimate"]
     expected = {}
-    for field, kind, _help, _bare in gpuatlas.WORKLOAD_OPTIONS:
-        flag = "--" + field.replace("_", "-")
-        if kind == "bool":
+    for field, kind, _help, _bare, flag in gpuatlas.WORKLOAD_OPTIONS:
+        if kind == "object":
+            argv += [flag, str(tmp_path / "config.json")]
+            expected[field] = config
+        elif kind == "bool":
             argv.append("--no-" + flag[2:])
             expected[field] = False
         elif kind == "choice":
@@ -62,3 +69,15 @@ def test_rewriting_keeps_the_rest_of_the_file():
     spec.loader.exec_module(module)
     text = f"head\n{inputs.CLI_BEGIN}\nOLD = 1\n{inputs.CLI_END}\ntail\n"
     assert module.rewrite(text) == "head\n" + inputs.cli_block() + "tail\n"
+
+
+def test_config_flag_reads_a_config_json_and_refuses_other_files(tmp_path, capsys):
+    good = tmp_path / "config.json"
+    good.write_text('{"hidden_size": 4096}')
+    args = gpuatlas.build_parser().parse_args(["estimate", "--config", str(good)])
+    assert gpuatlas.workload_of(args) == {"architecture": {"hidden_size": 4096}}
+    bad = tmp_path / "list.json"
+    bad.write_text("[1, 2]")
+    with pytest.raises(SystemExit):
+        gpuatlas.build_parser().parse_args(["estimate", "--config", str(bad)])
+    assert "JSON object" in capsys.readouterr().err

@@ -539,3 +539,23 @@ def test_compare_rows_carry_their_target(api_client):
         assert "target" in row
         required = {name for name, field in fields.items() if field.required}
         assert required <= set(row)
+
+
+def test_estimate_takes_a_config_json_architecture(api_client):
+    config = {
+        "model_type": "llama",
+        "hidden_size": 4096,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "intermediate_size": 14336,
+        "vocab_size": 128256,
+    }
+    body = {"workload": {"architecture": config, "method": "lora"}, "gpu": "h100-sxm"}
+    answer = api_client.post("/api/estimate", body, format="json")
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["assumptions"]["architecture"]["params_b"] == pytest.approx(8.03, rel=0.01)
+    bad = api_client.post(
+        "/api/estimate", {"workload": {"architecture": {"hidden_size": -1}}}, format="json"
+    )
+    assert bad.status_code == 400 and "architecture" in bad.json()["errors"]["workload"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -503,3 +504,70 @@ def test_bad_framework_fields_are_named():
             load_presets(),
         )
     assert {"framework", "activation_offloading"} <= set(exc.value.errors)
+
+
+LLAMA_31_8B_CONFIG = {
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "intermediate_size": 14336,
+    "vocab_size": 128256,
+    "max_position_embeddings": 131072,
+    "tie_word_embeddings": False,
+}
+
+
+def test_a_config_json_sizes_like_the_preset_it_describes():
+    from sizing.estimator import estimate, parse_workload
+    from sizing.presets import load_presets
+
+    presets = load_presets()
+    by_config = parse_workload({"architecture": LLAMA_31_8B_CONFIG, "method": "lora"}, presets)
+    by_name = parse_workload({"model": "llama-3.1-8b", "method": "lora"}, presets)
+    assert by_config.params_b == pytest.approx(by_name.params_b, rel=1e-3)
+    a = estimate(by_config, gpu=None, gpu_count=1).memory_per_gpu_gib
+    b = estimate(by_name, gpu=None, gpu_count=1).memory_per_gpu_gib
+    assert a == pytest.approx(b, rel=1e-3)
+    as_text = parse_workload({"architecture": json.dumps(LLAMA_31_8B_CONFIG)}, presets)
+    assert as_text.params_b == by_config.params_b
+
+
+def test_moe_config_names_are_read():
+    from sizing.specs import arch_from_config
+
+    arch = arch_from_config(
+        {
+            "model_type": "deepseek_v2",
+            "hidden_size": 2048,
+            "num_hidden_layers": 27,
+            "num_attention_heads": 16,
+            "intermediate_size": 10944,
+            "moe_intermediate_size": 1408,
+            "n_routed_experts": 64,
+            "n_shared_experts": 2,
+            "num_experts_per_tok": 6,
+            "first_k_dense_replace": 1,
+            "kv_lora_rank": 512,
+            "qk_nope_head_dim": 128,
+            "qk_rope_head_dim": 64,
+            "v_head_dim": 128,
+            "vocab_size": 102400,
+        }
+    )
+    assert arch.experts == 64 and arch.shared_experts == 2 and arch.first_dense_layers == 1
+    assert arch.params_b == pytest.approx(15.7, rel=0.02)  # DeepSeek-V2-Lite's model card
+
+
+def test_bad_architecture_is_a_named_error():
+    from sizing.estimator import WorkloadError, parse_workload
+    from sizing.presets import load_presets
+
+    for bad in ({"hidden_size": 0}, "not json", [1], {"hidden_size": 64}):
+        with pytest.raises(WorkloadError) as exc:
+            parse_workload({"architecture": bad}, load_presets())
+        assert "architecture" in exc.value.errors
+    with pytest.raises(WorkloadError) as exc:
+        parse_workload({"architecture": LLAMA_31_8B_CONFIG, "model": "llama-3-8b"}, load_presets())
+    assert "architecture" in exc.value.errors
