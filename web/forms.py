@@ -266,7 +266,7 @@ def _workload_field(spec: inputs.Field) -> forms.Field:
         common["help_text"] = HELP_TEXTS[spec.name]
     low = f"{spec.bounds[0]:g}" if spec.bounds else "0"
     if spec.kind == "object":
-        return forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), **common)
+        return forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "cols": 20}), **common)
     if spec.kind == "int":
         return forms.IntegerField(widget=_number(min=low, step="1"), **common)
     if spec.kind == "float":
