@@ -68,6 +68,48 @@ def price_normalise(
     )
 
 
+# --- Prices: one validation, one definition of "changed" -------------------------------------
+# Every price writer (scrape ingest, fixture loader, sheet import, quarantine approval, the
+# scale generator) checks figures with ``price_figures_problems`` and decides history with
+# ``price_figures_changed``.
+
+_PRICING_MODELS = frozenset(choices.PricingModel.values)
+_UNITS = frozenset(choices.PriceUnit.values)
+
+
+def price_figures_problems(
+    *, amount: Any, currency: str, unit: str, pricing_model: str, rates: Mapping[str, Decimal]
+) -> list[str]:
+    """What is wrong with a price as quoted, each problem led by its field name; [] when fine."""
+    problems = []
+    try:
+        number = Decimal(str(amount))
+        if not number.is_finite() or number < 0 or number > MAX_AMOUNT:
+            raise InvalidOperation
+    except (InvalidOperation, TypeError, ValueError):
+        problems.append(f"amount: {str(amount)!r} is not a number from 0 to {MAX_AMOUNT:,.0f}")
+    if pricing_model not in _PRICING_MODELS:
+        problems.append(
+            f"pricing_model: {pricing_model!r} is not one of {', '.join(choices.PricingModel.values)}"
+        )
+    if unit not in _UNITS:
+        problems.append(f"unit: {unit!r} is not one of {', '.join(choices.PriceUnit.values)}")
+    if currency not in rates:
+        problems.append(f"currency: no exchange rate for {currency!r}")
+    return problems
+
+
+# The figures a provider quotes. A price has *changed* (a ``changed`` history row) only when one
+# of these moves. USD figures that move because an exchange rate moved are rewritten without a
+# history row: the rate changed, not the price (prices_renormalise does the same).
+QUOTED_FIGURES = ("amount", "currency", "unit")
+
+
+def price_figures_changed(stored: Mapping[str, Any], incoming: Mapping[str, Any]) -> bool:
+    """Whether the quoted figures differ (the one definition of a ``changed`` price)."""
+    return any(stored[name] != incoming[name] for name in QUOTED_FIGURES)
+
+
 # --- Prices --------------------------------------------------------------------------------
 
 
@@ -219,10 +261,9 @@ def price_change_apply(existing: Price, incoming: PriceFigures) -> PriceChange:
         and existing.observed_at > incoming.observed_at
     ):
         return PriceChange(False, None, skipped_reason="a newer observation is stored")
-    changed = (existing.amount, existing.currency, existing.unit) != (
-        incoming.amount,
-        incoming.currency,
-        incoming.unit,
+    changed = price_figures_changed(
+        {name: getattr(existing, name) for name in QUOTED_FIGURES},
+        {name: getattr(incoming, name) for name in QUOTED_FIGURES},
     )
     came_back = existing.gone_at is not None
     previous_amount = existing.amount
@@ -787,23 +828,15 @@ def _sheet_row_parse(row, providers, instances, regions, rates, now):
     if provider in providers and region is None:
         problems.append(f"region: {get('region')!r} is not a {provider} region")
     pricing_model = get("pricing_model")
-    if pricing_model not in choices.PricingModel.values:
-        problems.append(
-            f"pricing_model: {pricing_model!r} is not one of {', '.join(choices.PricingModel.values)}"
-        )
-    try:
-        amount = Decimal(get("amount"))
-        if not amount.is_finite() or amount < 0 or amount > MAX_AMOUNT:
-            raise InvalidOperation
-    except InvalidOperation:
-        amount = None
-        problems.append(f"amount: {get('amount')!r} is not a number from 0 to {MAX_AMOUNT:,.0f}")
     currency = get("currency").upper()
-    if currency not in rates:
-        problems.append(f"currency: no exchange rate for {currency!r}")
     unit = get("unit") or choices.PriceUnit.HOUR
-    if unit not in choices.PriceUnit.values:
-        problems.append(f"unit: {unit!r} is not one of {', '.join(choices.PriceUnit.values)}")
+    figure_problems = price_figures_problems(
+        amount=get("amount"), currency=currency, unit=unit, pricing_model=pricing_model, rates=rates
+    )
+    problems.extend(figure_problems)
+    amount = (
+        None if any(p.startswith("amount:") for p in figure_problems) else Decimal(get("amount"))
+    )
     observed_at = now
     if get("observed_at"):
         try:

@@ -37,8 +37,9 @@ from catalog.models import (
 )
 from catalog.selectors import currency_rates_latest
 from catalog.services import (
-    MAX_AMOUNT,
     CatalogDataError,
+    price_figures_changed,
+    price_figures_problems,
     price_history_values,
     price_normalise,
     unmatched_gpu_name_record,
@@ -345,29 +346,20 @@ _STORED_FIELDS = (
     "id", "instance_type_id", "region_id", "pricing_model", "amount", "currency", "unit",
     "usd_per_hour", "usd_per_gpu_hour", "gone_at", "locked", "extra", "missed_runs",
 )  # fmt: skip
-# Enum .values builds a new list on every call; validation runs once per record.
-_PRICING_MODELS = frozenset(choices.PricingModel.values)
-_UNITS = frozenset(choices.PriceUnit.values)
 
 
 def _validate(record: PriceRecord, rates: dict[str, Decimal]) -> str | None:
+    """The shared price validation (catalog.services.price_figures_problems) plus the GPU count."""
+    problems = price_figures_problems(
+        amount=record.amount, currency=record.currency, unit=record.unit,
+        pricing_model=record.pricing_model, rates=rates,
+    )  # fmt: skip
     try:
-        amount = Decimal(record.amount)
+        if Decimal(record.gpu_count) <= 0:
+            raise InvalidOperation
     except (InvalidOperation, TypeError, ValueError):
-        return f"amount {record.amount!r} is not a number"
-    if not amount.is_finite() or amount < 0:
-        return f"amount {record.amount!r} is negative or not finite"
-    if amount > MAX_AMOUNT:
-        return f"amount {record.amount!r} is beyond any plausible price"
-    if record.pricing_model not in _PRICING_MODELS:
-        return f"unknown pricing model {record.pricing_model!r}"
-    if record.unit not in _UNITS:
-        return f"unknown unit {record.unit!r}"
-    if record.currency not in rates:
-        return f"no exchange rate for currency {record.currency!r}"
-    if Decimal(record.gpu_count) <= 0:
-        return f"GPU count {record.gpu_count!r} is not positive"
-    return None
+        problems.append(f"gpu_count: {record.gpu_count!r} is not positive")
+    return "; ".join(problems) or None
 
 
 def _suspicious(
@@ -552,10 +544,14 @@ def prices_ingest(
                 report.created += 1
                 continue
             moved = any(previous[name] != value for name, value in values.items())
+            # History by the one rule (catalog.services.price_figures_changed): USD figures that
+            # moved with an exchange rate alone are rewritten without a ``changed`` row.
             event = (
                 choices.PriceEvent.REAPPEARED
                 if previous["gone_at"] is not None
-                else (choices.PriceEvent.CHANGED if moved else None)
+                else (
+                    choices.PriceEvent.CHANGED if price_figures_changed(previous, values) else None
+                )
             )
             old_amount = previous["amount"]
             extra = record.extra or previous["extra"]

@@ -213,7 +213,7 @@ def test_bad_records_make_a_partial_run_and_are_named(world):
         world, [rec(32), rec(1, region="mars-1"), rec(-4, model="spot"), rec(2, model="weekly")]
     )
     assert run.status == "partial" and run.created == 1
-    assert "mars-1" in run.error and "negative" in run.error and "weekly" in run.error
+    assert "mars-1" in run.error and "amount: '-4'" in run.error and "weekly" in run.error
 
 
 def test_one_refresh_at_a_time(world):
@@ -248,3 +248,22 @@ def test_a_quarantined_price_is_not_applied_over_a_lock(world):
         )
     assert prices(world)["on_demand"] == Decimal("32")
     assert QuarantinedPrice.objects.get(scrape_run=run).status == "pending"
+
+
+def test_a_rate_move_alone_rewrites_usd_without_a_changed_row(world):
+    # The one rule (catalog.services.price_figures_changed): a price changed when the provider's
+    # quoted figures did; USD moving with the exchange rate is not a price change.
+    from catalog.models import CurrencyRate
+
+    refresh(world, [rec(80, currency="CNY")])
+    rate = CurrencyRate.objects.filter(currency="CNY").order_by("-as_of").first()
+    CurrencyRate.objects.create(
+        currency="CNY", usd_per_unit=rate.usd_per_unit * 2, as_of=rate.as_of.replace(year=2099),
+        source="test",
+    )  # fmt: skip
+    run = refresh(world, [rec(80, currency="CNY")])
+    assert (run.changed, run.unchanged) == (0, 1) and events(world) == ["appeared"]
+    price = Price.objects.get(instance_type=world["instance"])
+    assert price.usd_per_hour == (Decimal(80) * rate.usd_per_unit * 2).quantize(Decimal("0.000001"))
+    moved = refresh(world, [rec(81, currency="CNY")])
+    assert moved.changed == 1 and events(world) == ["appeared", "changed"]
