@@ -62,6 +62,7 @@ FRAMEWORKS: dict[str, str] = {
 CHECKPOINTING: dict[str, Promise] = {
     "none": _("None"),
     "selective": _("Selective"),
+    "op_selective": _("Selective, op level (matmul outputs kept)"),
     "full": _("Full"),
 }
 
