@@ -443,7 +443,7 @@ CONFIG_FOUR_NORMS = {"gemma2", "gemma3", "gemma3_text"}
 CONFIG_SHARED_EXPERT = {"llama4", "llama4_text"}  # one shared expert per MoE layer
 
 
-def arch_from_config(config: dict) -> ModelArch:
+def arch_from_config(config: dict[str, Any]) -> ModelArch:
     """A ModelArch from a Hugging Face config.json object (a `text_config` inside is used), with
     the parameter count computed from it; raises ValueError listing every bad key."""
     if not isinstance(config, dict):
@@ -451,7 +451,7 @@ def arch_from_config(config: dict) -> ModelArch:
     text = config.get("text_config")
     cfg = {**config, **text} if isinstance(text, dict) else dict(config)
     problems = [f"{key} is required." for key in CONFIG_REQUIRED if cfg.get(key) is None]
-    kwargs: dict = {}
+    kwargs: dict[str, Any] = {}
     for key, field_name in CONFIG_INTS.items():
         value = cfg.get(key)
         if value is None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -443,7 +444,9 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
     )
 
 
-def _config(value: object, err) -> tuple[dict | None, str | None]:
+def _config(
+    value: object, err: Callable[[str, str], None]
+) -> tuple[dict[str, Any] | None, str | None]:
     """The config.json object given (a JSON string is read too), and its canonical JSON."""
     if value is None:
         return None, None
