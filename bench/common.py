@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 import platform
+import signal
 import statistics
 import subprocess
 import sys
 import time
+import urllib.request
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -138,3 +140,34 @@ def git_revision() -> str:
         return out.stdout.strip() + ("+changes" if dirty else "")
     except OSError:
         return "unknown"
+
+
+def gunicorn_start(
+    env: dict[str, str], port: int, *, probe: str = "/livez", extra: tuple[str, ...] = ()
+) -> subprocess.Popen:
+    """gunicorn with 2 workers on loopback ``port``, returned once ``probe`` answers 200 (60 s
+    at most); ``extra`` adds gunicorn options (e.g. a backlog)."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "config.wsgi:application", "-w", "2",
+         "-b", f"127.0.0.1:{port}", "--log-level", "warning", *extra],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{probe}", timeout=2) as reply:
+                if reply.status == 200:
+                    return server
+        except OSError:
+            time.sleep(0.3)
+    server.terminate()
+    raise SystemExit(f"gunicorn did not answer {probe}: {server.stderr.read()[-2000:]}")
+
+
+def gunicorn_stop(server: subprocess.Popen) -> None:
+    """SIGTERM, then a kill after 30 s."""
+    server.send_signal(signal.SIGTERM)
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()

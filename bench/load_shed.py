@@ -21,17 +21,15 @@ import argparse
 import http.client
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
-from common import ROOT, percentiles, print_machine
+from common import ROOT, gunicorn_start, gunicorn_stop, percentiles, print_machine
 
 PATH = "/api/prices/?page_size=200"
 MAX_OUTSTANDING = 128  # client connections at once (what nginx would hold open upstream)
@@ -70,30 +68,7 @@ def prepare(database: str) -> None:
 
 
 def start(database: str, bound_s: float, port: int) -> subprocess.Popen:
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "config.wsgi:application", "-w", "2",
-         "-b", f"127.0.0.1:{port}", "--backlog", "64", "--log-level", "warning"],
-        cwd=ROOT, env=environment(database, bound_s), stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/livez", timeout=2) as reply:
-                if reply.status == 200:
-                    return server
-        except OSError:
-            time.sleep(0.3)
-    server.terminate()
-    raise SystemExit(f"gunicorn did not start: {server.stderr.read()[-2000:]}")
-
-
-def stop(server: subprocess.Popen) -> None:
-    server.send_signal(signal.SIGTERM)
-    try:
-        server.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        server.kill()
+    return gunicorn_start(environment(database, bound_s), port, extra=("--backlog", "64"))
 
 
 def one_request(port: int, scheduled: float) -> tuple[int, float]:
@@ -199,7 +174,7 @@ def main() -> int:
                     args.overload_s,
                 )
             finally:
-                stop(server)
+                gunicorn_stop(server)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return 0

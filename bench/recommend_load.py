@@ -26,14 +26,19 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
 import time
 import urllib.request
 
-from common import ROOT, bench_environment, print_machine, setup_django
+from common import (
+    bench_environment,
+    gunicorn_start,
+    gunicorn_stop,
+    print_machine,
+    setup_django,
+)
 
 LIGHT = {
     "workload": {
@@ -104,29 +109,7 @@ def start_server(port: int) -> subprocess.Popen:
         REDIS_URL=REDIS_URL,
         LOG_LEVEL="WARNING",
     )
-    server = subprocess.Popen(
-        [str(ROOT / ".venv/bin/gunicorn"), "config.wsgi:application", "-w", "2",
-         "-b", f"127.0.0.1:{port}", "--log-level", "warning"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as reply:
-                if reply.status == 200:
-                    return server
-        except OSError:
-            time.sleep(0.5)
-    server.terminate()
-    raise SystemExit(f"gunicorn did not answer /healthz: {server.stderr.read()[-2000:]}")
-
-
-def stop_server(server: subprocess.Popen) -> None:
-    server.send_signal(signal.SIGTERM)
-    try:
-        server.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        server.kill()
+    return gunicorn_start(env, port, probe="/healthz")
 
 
 def post(port: int, body: dict) -> tuple[float, dict]:
@@ -231,7 +214,7 @@ def main() -> None:
                     conns=args.connections,
                 )  # fmt: skip
         finally:
-            stop_server(server)
+            gunicorn_stop(server)
         base = results["GET /healthz"]["p50_ms"]
         print(f"## catalog: {prices:,} prices ({size:,} synthetic)")
         for name, (seconds, plans, considered) in first.items():
