@@ -7,13 +7,17 @@ and its parser disagree, one of these tests fails.
 
 from __future__ import annotations
 
+from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
 from scrapers.base import NOTE_SKIPPED, NOTE_UNMATCHED, Page, parse_pages
 from scrapers.providers.autodl import AutoDLScraper
+from scrapers.providers.azure import AzureScraper
+from scrapers.providers.ecb import parse_rates
 from scrapers.providers.gcp import GcpScraper
 from scrapers.providers.lambda_cloud import LambdaScraper
+from scrapers.providers.runpod import RunPodScraper
 
 PAGES = Path(__file__).resolve().parent / "pages"
 
@@ -109,3 +113,79 @@ def test_autodl_real_machine_without_gpu_number():
     )
     assert record.extra["gpus_total"] is None
     assert not [n for n in result.notes if n.kind == NOTE_UNMATCHED]
+
+
+# --- RunPod, GraphQL gpuTypes -----------------------------------------------------------------
+
+
+def test_runpod_real_gpu_types_respect_max_gpu_count():
+    result = parse_pages(RunPodScraper(), [page("runpod/real/gpu-types-2025-06-21.json")])
+    prices = table(result.records)
+    # RTX 3080: maxGpuCount 2, community only (secureCloud false, securePrice 0).
+    rtx3080 = {key: amount for key, amount in prices.items() if "RTX 3080 (" in key[0]}
+    assert rtx3080 == {
+        ("1x RTX 3080 (community)", "global", "on_demand"): Decimal("0.17"),
+        ("2x RTX 3080 (community)", "global", "on_demand"): Decimal("0.34"),
+        ("1x RTX 3080 (community)", "global", "spot"): Decimal("0.09"),
+        ("2x RTX 3080 (community)", "global", "spot"): Decimal("0.18"),
+    }
+    # RTX A4500: maxGpuCount 4, so 1/2/4 and no 8-GPU pod.
+    assert prices[("4x RTX A4500 (secure)", "global", "on_demand")] == Decimal("1.00")
+    assert ("8x RTX A4500 (secure)", "global", "on_demand") not in prices
+    # H100 SXM (id "NVIDIA H100 80GB HBM3"): both clouds, maxGpuCount 8.
+    assert prices[("8x H100 SXM (secure)", "global", "on_demand")] == Decimal("23.92")
+    assert prices[("8x H100 SXM (community)", "global", "spot")] == Decimal("12.0")
+    # MI300X: communityCloud false beside a communityPrice of 0.5: community is not listed.
+    assert prices[("1x MI300X (secure)", "global", "spot")] == Decimal("1.49")
+    assert not [key for key in prices if key[0].endswith("MI300X (community)")]
+    # H200: spot prices null in both clouds, so on demand only.
+    assert prices[("1x H200 SXM (community)", "global", "on_demand")] == Decimal("3.59")
+    assert ("1x H200 SXM (secure)", "global", "spot") not in prices
+    h100 = [r for r in result.records if r.instance_type == "2x H100 SXM (secure)"]
+    assert {(r.gpu_name, r.gpu_count) for r in h100} == {("NVIDIA H100 80GB HBM3", Decimal(2))}
+    # No lowestPrice in this answer: vCPUs and RAM unknown, not guessed.
+    assert {r.vcpus for r in result.records} == {None}
+    # 38 types; counted by hand per type, cloud, price and allowed pod size (README).
+    assert len(result.records) == 375
+    skipped = {(n.name, n.reason) for n in result.notes if n.kind == NOTE_SKIPPED}
+    assert ("unknown", "RunPod's placeholder type") in skipped
+    assert ("AMD Instinct MI300X OAM (community)", "communityCloud is false") in skipped
+    assert result.unmatched() == []
+
+
+# --- Azure, Retail Prices API -----------------------------------------------------------------
+
+
+def test_azure_real_unfiltered_page_keeps_the_one_priced_gpu_size():
+    result = parse_pages(
+        AzureScraper(), [page("azure/real/retail-prices-unfiltered-2022-04-19.json")]
+    )
+    [record] = result.records
+    # productName "NCads A100 v4 Series Linux" (no "Virtual Machines" prefix), 1 Hour, Consumption.
+    assert (record.instance_type, record.region, record.pricing_model) == (
+        "Standard_NC48ads_A100_v4",
+        "eastus2",
+        "on_demand",
+    )
+    assert (record.amount, record.currency) == (Decimal("7.346"), "USD")
+    assert (record.gpu_name, record.gpu_count) == ("NVIDIA A100 80GB PCIe", Decimal(2))
+    assert record.extra["meter_id"] == "00230cfc-461f-54a1-80ac-cdacb8293e3c"
+
+
+# --- ECB euro reference rates -------------------------------------------------------------------
+
+
+def test_ecb_real_daily_file_of_2017_03_08():
+    body = (PAGES / "ecb/real/eurofxref-daily-2017-03-08.xml").read_text()
+    rates = {r.currency: r for r in parse_rates(Page(url="x", status=200, body=body))}
+    assert {r.as_of for r in rates.values()} == {date(2017, 3, 8)}
+    # 31 listed currencies (HRK and RUB still among them) plus EUR.
+    assert len(rates) == 32
+    assert rates["USD"].usd_per_unit == Decimal(1)
+    assert rates["EUR"].usd_per_unit == Decimal("1.0556")
+    # 1.0556 / 120.65, 1.0556 / 7.2953, 1.0556 / 0.86753, 1.0556 / 14144.80 to 10 places
+    assert rates["JPY"].usd_per_unit == Decimal("0.0087492748")
+    assert rates["CNY"].usd_per_unit == Decimal("0.1446959001")
+    assert rates["GBP"].usd_per_unit == Decimal("1.2167878921")
+    assert rates["IDR"].usd_per_unit == Decimal("0.0000746281")
+    assert "HRK" in rates and "RUB" in rates
