@@ -1,13 +1,16 @@
 """Writes to the catalog: loading curated fixtures, upserting prices with history, curator imports.
 
-Only these functions (and the scrapers' ingest service, which calls ``price_upsert``) write prices.
+Every price writer goes through the price section below: ``price_upsert`` (one price: the sheet
+import, quarantine approval), ``prices_bulk_write`` (the fixture loader, devtools' scale generator)
+and the scrapers' bulk ingest, which checks with ``price_figures_problems``, decides history with
+``price_figures_changed`` and builds history rows with ``price_history_values``.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
@@ -50,7 +53,7 @@ class CatalogDataError(ValueError):
 
 
 def price_normalise(
-    *, amount: Decimal, currency: str, unit: str, gpu_count: Decimal, rates: dict[str, Decimal]
+    *, amount: Decimal, currency: str, unit: str, gpu_count: Decimal, rates: Mapping[str, Decimal]
 ) -> tuple[Decimal, Decimal]:
     """USD per hour and per GPU-hour of an amount quoted in ``currency`` per ``unit``.
 
@@ -70,7 +73,8 @@ def price_normalise(
 
 # --- Prices: one validation, one definition of "changed" -------------------------------------
 # Every price writer (scrape ingest, fixture loader, sheet import, quarantine approval, the
-# scale generator) checks figures with ``price_figures_problems`` and decides history with
+# scale generator) checks figures with ``price_figures_problems`` (through ``price_figures_build``
+# but for the ingest, which reports problems per record) and decides history with
 # ``price_figures_changed``.
 
 _PRICING_MODELS = frozenset(choices.PricingModel.values)
@@ -108,6 +112,50 @@ QUOTED_FIGURES = ("amount", "currency", "unit")
 def price_figures_changed(stored: Mapping[str, Any], incoming: Mapping[str, Any]) -> bool:
     """Whether the quoted figures differ (the one definition of a ``changed`` price)."""
     return any(stored[name] != incoming[name] for name in QUOTED_FIGURES)
+
+
+def price_figures_build(
+    *,
+    amount: Any,
+    currency: str,
+    unit: str,
+    pricing_model: str,
+    gpu_count: Decimal,
+    rates: Mapping[str, Decimal],
+    observed_at: datetime,
+    source: str,
+    source_url: str = "",
+    source_note: str = "",
+    scrape_run: ScrapeRun | None = None,
+    lock: bool | None = None,
+) -> PriceFigures:
+    """A quoted price checked (``price_figures_problems``), normalised to USD and quantised.
+
+    Raises CatalogDataError naming every problem; the writers that hold rows from outside (the
+    sheet import, the ingest) check first and report the problems instead.
+    """
+    problems = price_figures_problems(
+        amount=amount, currency=currency, unit=unit, pricing_model=pricing_model, rates=rates
+    )
+    if problems:
+        raise CatalogDataError("; ".join(problems))
+    number = Decimal(str(amount))
+    usd_per_hour, usd_per_gpu_hour = price_normalise(
+        amount=number, currency=currency, unit=unit, gpu_count=gpu_count, rates=rates
+    )
+    return PriceFigures(
+        amount=number.quantize(SIX_PLACES, ROUND_HALF_UP),
+        currency=currency,
+        unit=unit,
+        usd_per_hour=usd_per_hour,
+        usd_per_gpu_hour=usd_per_gpu_hour,
+        observed_at=observed_at,
+        source=source,
+        source_url=source_url,
+        source_note=source_note,
+        scrape_run=scrape_run,
+        lock=lock,
+    )
 
 
 # --- Prices --------------------------------------------------------------------------------
@@ -161,31 +209,15 @@ def price_upsert(
     History gets a row when the price appears, changes or comes back. A curator-locked price is
     only changed by a curator. A curated snapshot (fixtures) never replaces a newer observation.
     """
-    usd_per_hour, usd_per_gpu_hour = price_normalise(
-        amount=amount,
-        currency=currency,
-        unit=unit,
-        gpu_count=instance_type.gpu_count,
-        rates=rates,
-    )
-    amount = Decimal(amount).quantize(SIX_PLACES, ROUND_HALF_UP)
+    incoming = price_figures_build(
+        amount=amount, currency=currency, unit=unit, pricing_model=pricing_model,
+        gpu_count=instance_type.gpu_count, rates=rates, observed_at=observed_at, source=source,
+        source_url=source_url, source_note=source_note, scrape_run=scrape_run, lock=lock,
+    )  # fmt: skip
     existing = (
         Price.objects.select_for_update()
         .filter(instance_type=instance_type, region=region, pricing_model=pricing_model)
         .first()
-    )
-    incoming = PriceFigures(
-        amount=amount,
-        currency=currency,
-        unit=unit,
-        usd_per_hour=usd_per_hour,
-        usd_per_gpu_hour=usd_per_gpu_hour,
-        observed_at=observed_at,
-        source=source,
-        source_url=source_url,
-        source_note=source_note,
-        scrape_run=scrape_run,
-        lock=lock,
     )
     if existing is None:
         price = Price.objects.create(
@@ -218,6 +250,10 @@ class PriceFigures:
     source_note: str = ""
     scrape_run: ScrapeRun | None = None
     lock: bool | None = None
+
+    def quoted(self) -> dict[str, Any]:
+        """The quoted figures (``QUOTED_FIGURES``), as ``price_figures_changed`` compares them."""
+        return {"amount": self.amount, "currency": self.currency, "unit": self.unit}
 
     def create_values(self) -> dict[str, Any]:
         """Column values of a new current price holding these figures."""
@@ -262,8 +298,7 @@ def price_change_apply(existing: Price, incoming: PriceFigures) -> PriceChange:
     ):
         return PriceChange(False, None, skipped_reason="a newer observation is stored")
     changed = price_figures_changed(
-        {name: getattr(existing, name) for name in QUOTED_FIGURES},
-        {name: getattr(incoming, name) for name in QUOTED_FIGURES},
+        {name: getattr(existing, name) for name in QUOTED_FIGURES}, incoming.quoted()
     )
     came_back = existing.gone_at is not None
     previous_amount = existing.amount
@@ -663,15 +698,13 @@ def _load_prices(
     rates: dict[str, Decimal],
     report: LoadReport,
 ) -> None:
-    """One provider's curated prices by the upsert rule (``price_change_apply``), in bulk: one
-    read of the stored prices, one insert of the new ones, one update of those that moved, one
-    insert of their history rows."""
+    """One provider's curated prices, checked and normalised by ``price_figures_build`` and
+    written by ``prices_bulk_write``."""
     stored = {
         (p.instance_type_id, p.region_id, p.pricing_model): p
         for p in Price.objects.filter(instance_type__in=list(instances.values()))
     }
-    created: list[Price] = []
-    moved: list[tuple[Price, PriceChange]] = []
+    offers: list[tuple[PriceKey, PriceFigures]] = []
     for row in rows:
         where = f"{path.name}: price {row.get('instance_type')!r} in {row.get('region')!r}"
         instance = instances.get(row.get("instance_type"))
@@ -681,29 +714,47 @@ def _load_prices(
         if region is None:
             raise CatalogDataError(f"{where}: unknown region")
         try:
-            usd_per_hour, usd_per_gpu_hour = price_normalise(
-                amount=Decimal(str(row["amount"])), currency=row["currency"],
-                unit=row.get("unit", "hour"), gpu_count=instance.gpu_count, rates=rates,
+            incoming = price_figures_build(
+                amount=row.get("amount"), currency=row.get("currency", ""),
+                unit=row.get("unit", choices.PriceUnit.HOUR),
+                pricing_model=row.get("pricing_model", ""), gpu_count=instance.gpu_count,
+                rates=rates, observed_at=_as_datetime(row["observed_at"]),
+                source=choices.PriceSource.FIXTURE, source_url=row.get("source_url") or "",
+                source_note=(row.get("source") or "")[:500],
             )  # fmt: skip
         except CatalogDataError as exc:
             raise CatalogDataError(f"{where}: {exc}") from exc
-        incoming = PriceFigures(
-            amount=Decimal(str(row["amount"])).quantize(SIX_PLACES, ROUND_HALF_UP),
-            currency=row["currency"],
-            unit=row.get("unit", "hour"),
-            usd_per_hour=usd_per_hour,
-            usd_per_gpu_hour=usd_per_gpu_hour,
-            observed_at=_as_datetime(row["observed_at"]),
-            source=choices.PriceSource.FIXTURE,
-            source_url=row.get("source_url") or "",
-            source_note=(row.get("source") or "")[:500],
-        )
-        key = (instance.pk, region.pk, row["pricing_model"])
+        offers.append(((instance.pk, region.pk, row["pricing_model"]), incoming))
         report.add("prices")
+    for event, count in prices_bulk_write(offers=offers, stored=stored).items():
+        report.add(f"prices_{event}", count)
+
+
+# (instance type id, region id, pricing model): the natural key of a current price.
+PriceKey = tuple[int, int, str]
+
+
+def prices_bulk_write(
+    *,
+    offers: Iterable[tuple[PriceKey, PriceFigures]],
+    stored: dict[PriceKey, Price],
+    batch_size: int = 1000,
+) -> dict[str, int]:
+    """Write many prices by the upsert rule (``price_change_apply``) in a few statements: one
+    insert of the new prices, one update of the stored ones that moved, one insert of their
+    history rows. ``stored`` holds the current prices the offers may meet (it gains the new
+    ones). Returns how many history rows of each event were written.
+
+    The bulk writers (the fixture loader, the scale generator) use it; ``price_upsert`` is the
+    same rule for one price.
+    """
+    created: list[Price] = []
+    moved: list[tuple[Price, PriceChange]] = []
+    for key, incoming in offers:
         existing = stored.get(key)
         if existing is None:
             price = Price(
-                instance_type=instance, region=region, pricing_model=row["pricing_model"],
+                instance_type_id=key[0], region_id=key[1], pricing_model=key[2],
                 **incoming.create_values(),
             )  # fmt: skip
             stored[key] = price
@@ -712,12 +763,12 @@ def _load_prices(
         change = price_change_apply(existing, incoming)
         if change.moved:
             moved.append((existing, change))
-    Price.objects.bulk_create(created, batch_size=1000)
+    Price.objects.bulk_create(created, batch_size=batch_size)
     now = timezone.now()
     for price, _ in moved:
         price.updated_at = now  # bulk_update skips auto_now; the planner's caches read it
     Price.objects.bulk_update(
-        [price for price, _ in moved], [*_PRICE_WRITABLE, "updated_at"], batch_size=1000
+        [price for price, _ in moved], [*_PRICE_WRITABLE, "updated_at"], batch_size=batch_size
     )
     history = [
         _history_row(price, choices.PriceEvent.APPEARED, previous_amount=None) for price in created
@@ -726,12 +777,14 @@ def _load_prices(
         for price, change in moved
         if change.event
     ]
-    PriceHistory.objects.bulk_create(history, batch_size=1000)
+    PriceHistory.objects.bulk_create(history, batch_size=batch_size)
+    events: dict[str, int] = {}
     if created:
-        report.add(f"prices_{choices.PriceEvent.APPEARED}", len(created))
+        events[choices.PriceEvent.APPEARED] = len(created)
     for _, change in moved:
         if change.event:
-            report.add(f"prices_{change.event}")
+            events[change.event] = events.get(change.event, 0) + 1
+    return events
 
 
 # The columns ``price_change_apply`` may set on a stored price.

@@ -39,7 +39,14 @@ from catalog.models import (
     UnmatchedGPUName,
 )
 from catalog.selectors import currency_rates_latest
-from catalog.services import SIX_PLACES, price_normalise
+from catalog.services import (
+    CatalogDataError,
+    PriceFigures,
+    PriceKey,
+    price_figures_build,
+    price_figures_changed,
+    prices_bulk_write,
+)
 
 BENCH_SLUG_PREFIX = "bench-"
 BENCH_SOURCE = "Synthetic benchmark data (manage.py scale_catalog); not a real provider."
@@ -165,13 +172,14 @@ class ScaleReport:
     regions: int = 0
     instance_types: int = 0
     prices_created: int = 0
+    prices_changed: int = 0
     prices_deleted: int = 0
     prices_total: int = 0
 
     def as_text(self) -> str:
         return (
-            f"bench prices {self.prices_total} (created {self.prices_created}, deleted "
-            f"{self.prices_deleted}); created providers {self.providers}, regions {self.regions}, "
+            f"bench prices {self.prices_total} (created {self.prices_created}, changed "
+            f"{self.prices_changed}, deleted {self.prices_deleted}); created providers {self.providers}, regions {self.regions}, "
             f"instance types {self.instance_types}"
         )
 
@@ -461,66 +469,60 @@ def bench_reference_ensure(providers: list[BenchProvider]) -> tuple[ScaleReport,
 def bench_catalog_scale(*, prices: int, now: datetime | None = None) -> ScaleReport:
     """Make the bench catalog hold exactly the first ``prices`` synthetic prices.
 
-    Missing prices are created with their ``appeared`` history; prices beyond ``prices`` are
-    deleted with their history. Existing ones are never rewritten, so running twice changes nothing.
+    Prices go through the catalog's one price-write module: ``price_figures_build`` checks and
+    normalises each, ``prices_bulk_write`` writes them with their history. Missing prices are
+    created (``appeared``); a stored one whose quoted figures differ (``price_figures_changed``,
+    e.g. its home-currency amount after new exchange rates) is updated by the upsert rule; one
+    whose figures match is left as it is, so running twice changes nothing. Prices beyond
+    ``prices`` are deleted with their history.
     """
     now = now or timezone.now()
     rates = currency_rates_latest()
     providers = list(bench_providers(prices=prices, gpus=bench_gpu_table(), rates=rates))
     with transaction.atomic():
         report, regions, instances = bench_reference_ensure(providers)
-        wanted = {}
+        wanted: dict[PriceKey, tuple[BenchOffer, InstanceType]] = {}
         for p in providers:
             for offer in p.offers:
-                key = (
-                    instances[(p.slug, offer.instance.name)].pk,
-                    regions[(p.slug, offer.region)].pk,
-                    offer.pricing_model,
-                )
-                wanted[key] = (offer, instances[(p.slug, offer.instance.name)], p)
+                instance = instances[(p.slug, offer.instance.name)]
+                key = (instance.pk, regions[(p.slug, offer.region)].pk, offer.pricing_model)
+                wanted[key] = (offer, instance)
         stored = {
-            (it, rg, pm): pk
-            for pk, it, rg, pm in Price.objects.filter(
+            (it, rg, pm): {"id": pk, "amount": amount, "currency": currency, "unit": unit}
+            for pk, it, rg, pm, amount, currency, unit in Price.objects.filter(
                 instance_type__provider__in=bench_provider_queryset()
-            ).values_list("pk", "instance_type_id", "region_id", "pricing_model")
+            ).values_list(
+                "pk", "instance_type_id", "region_id", "pricing_model", "amount", "currency", "unit"
+            )
         }
-        extra = [pk for key, pk in stored.items() if key not in wanted]
+        extra = [row["id"] for key, row in stored.items() if key not in wanted]
         if extra:
             report.prices_deleted = _prices_delete(extra)
-        creates, history = [], []
-        for key, (offer, instance, _provider) in wanted.items():
-            if key in stored:
+        offers: list[tuple[PriceKey, PriceFigures]] = []
+        for key, (offer, instance) in wanted.items():
+            held = stored.get(key)
+            quoted = {"amount": offer.amount, "currency": offer.currency, "unit": offer.unit}
+            if held is not None and not price_figures_changed(held, quoted):
                 continue
-            usd_per_hour, usd_per_gpu_hour = price_normalise(
-                amount=offer.amount, currency=offer.currency, unit=offer.unit,
-                gpu_count=instance.gpu_count, rates=rates,
-            )  # fmt: skip
-            price = Price(
-                instance_type_id=key[0], region_id=key[1], pricing_model=offer.pricing_model,
-                amount=offer.amount.quantize(SIX_PLACES), currency=offer.currency, unit=offer.unit,
-                usd_per_hour=usd_per_hour, usd_per_gpu_hour=usd_per_gpu_hour,
-                observed_at=now - timedelta(days=offer.age_days),
-                source=choices.PriceSource.SCRAPER, source_note=BENCH_NOTE,
-            )  # fmt: skip
-            creates.append(price)
-            history.append(
-                PriceHistory(
-                    instance_type_id=key[0],
-                    region_id=key[1],
-                    pricing_model=price.pricing_model,
-                    event=choices.PriceEvent.APPEARED,
-                    amount=price.amount,
-                    currency=price.currency,
-                    unit=price.unit,
-                    usd_per_hour=usd_per_hour,
-                    usd_per_gpu_hour=usd_per_gpu_hour,
-                    observed_at=price.observed_at,
-                    source=price.source,
-                )
-            )
-        Price.objects.bulk_create(creates, batch_size=BATCH)
-        PriceHistory.objects.bulk_create(history, batch_size=BATCH)
-        report.prices_created = len(creates)
+            try:
+                figures = price_figures_build(
+                    **quoted, pricing_model=offer.pricing_model, gpu_count=instance.gpu_count,
+                    rates=rates, observed_at=now - timedelta(days=offer.age_days),
+                    source=choices.PriceSource.SCRAPER, source_note=BENCH_NOTE,
+                )  # fmt: skip
+            except CatalogDataError as exc:
+                raise ValueError(f"bench price {key}: {exc}") from exc
+            offers.append((key, figures))
+        # Only the stored prices whose quoted figures moved are read as model instances.
+        moved_ids = [stored[key]["id"] for key, _ in offers if key in stored]
+        existing: dict[PriceKey, Price] = {
+            (p.instance_type_id, p.region_id, p.pricing_model): p
+            for start in range(0, len(moved_ids), BATCH)
+            for p in Price.objects.filter(pk__in=moved_ids[start : start + BATCH])
+        }
+        events = prices_bulk_write(offers=offers, stored=existing, batch_size=BATCH)
+        report.prices_created = events.get(choices.PriceEvent.APPEARED, 0)
+        report.prices_changed = events.get(choices.PriceEvent.CHANGED, 0)
     report.prices_total = Price.objects.filter(
         instance_type__provider__in=bench_provider_queryset()
     ).count()

@@ -198,3 +198,23 @@ def test_a_price_of_an_unknown_instance_type_names_the_file_and_row(fixtures_dir
     with pytest.raises(CatalogDataError, match=r"tinycloud\.yaml: price 'nine-h100'"):
         catalog_load(directory=fixtures_dir)
     assert not Price.objects.filter(instance_type__provider__slug="tinycloud").exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        ("pricing_model", "hourly", "pricing_model: 'hourly' is not one of"),
+        ("amount", -1, "amount: '-1' is not a number"),
+        ("unit", "fortnight", "unit: 'fortnight' is not one of"),
+        ("currency", "XYZ", "currency: no exchange rate for 'XYZ'"),
+    ],
+)
+def test_a_price_the_shared_check_refuses_is_not_loaded(fixtures_dir, field, value, problem):
+    """The loader checks figures with price_figures_problems, as the sheet import and the ingest."""
+    broken = {**PROVIDER, "prices": [dict(p) for p in PROVIDER["prices"]]}
+    broken["prices"][1][field] = value
+    _write(fixtures_dir, broken)
+    with pytest.raises(CatalogDataError, match=rf"price 'eight-h100' in 'r1': {problem}"):
+        catalog_load(directory=fixtures_dir)
+    assert not Price.objects.filter(instance_type__provider__slug="tinycloud").exists()

@@ -119,3 +119,28 @@ def test_queries_per_recommendation_do_not_depend_on_catalog_size(
     # The same question again is answered from the cache: one query (the catalog fingerprint).
     with django_assert_max_num_queries(1):
         assert api_client.post("/api/recommend", LORA_8B, format="json").json() == body
+
+
+def test_bench_prices_follow_the_catalogs_one_price_rule():
+    """A stored bench price whose quoted figures differ from the generator's is put back with a
+    ``changed`` history row (price_figures_changed, price_change_apply); a curator-locked one
+    stays; USD figures alone never make a history row."""
+    call_command("scale_catalog", prices=300, verbosity=0)
+    edited, locked, renormalised = bench_prices().order_by("pk")[:3]
+    generated = edited.amount
+    bench_prices().filter(pk=edited.pk).update(amount=generated * 2)
+    bench_prices().filter(pk=locked.pk).update(amount=locked.amount * 2, locked=True)
+    bench_prices().filter(pk=renormalised.pk).update(usd_per_hour=renormalised.usd_per_hour * 2)
+
+    call_command("scale_catalog", prices=300, verbosity=0)
+
+    edited.refresh_from_db()
+    assert edited.amount == generated
+    history = PriceHistory.objects.filter(
+        instance_type=edited.instance_type, region=edited.region,
+        pricing_model=edited.pricing_model, event="changed",
+    ).get()  # fmt: skip
+    assert history.previous_amount == generated * 2 and history.amount == generated
+    assert bench_prices().get(pk=locked.pk).amount == locked.amount * 2
+    assert bench_prices().get(pk=renormalised.pk).usd_per_hour == renormalised.usd_per_hour * 2
+    assert PriceHistory.objects.filter(event="changed").count() == 1
