@@ -62,6 +62,21 @@ GPU_SIZES: dict[str, tuple[str, Decimal, int, float]] = {
     "Standard_NV72ads_A10_v5": ("NVIDIA A10", Decimal(2), 72, 880),
 }
 
+# N-series sizes (armSkuName "Standard_N...") hold GPUs or FPGAs. Those the parser knows and leaves
+# out on purpose, with the reason ``parse_page --explain`` shows; any other N-series size missing
+# from GPU_SIZES is a new GPU size and is reported as unmatched (drift), never dropped silently.
+SKIPPED_N_SERIES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^Standard_NC\d+r?(_Promo)?$"), "NC-series (Tesla K80), retired"),
+    (re.compile(r"^Standard_NC\d+r?s_v2$"), "NCv2-series (Tesla P100), retired"),
+    (re.compile(r"^Standard_ND\d+r?s$"), "ND-series (Tesla P40), retired"),
+    (re.compile(r"^Standard_NV\d+(_Promo)?$"), "NV-series (Tesla M60), retired"),
+    (re.compile(r"^Standard_NV\d+s_v3$"), "NVv3-series (Tesla M60), graphics"),
+    (re.compile(r"^Standard_NV\d+as_v4$"), "NVv4-series: a slice of an AMD MI25, graphics"),
+    (re.compile(r"^Standard_NG\d+\w*_V620_v1$"), "NGads V620-series (Radeon PRO V620), gaming"),
+    (re.compile(r"^Standard_NP\d+s$"), "NP-series: Xilinx FPGA, not a GPU"),
+)
+_N_SERIES = re.compile(r"^Standard_N[A-Z]*\d")
+
 # Fields every item must carry; a renamed one must fail loudly rather than drop every item.
 REQUIRED_FIELDS = (
     "currencyCode",
@@ -169,8 +184,11 @@ class AzureScraper(Scraper):
         return records
 
     def _record(self, item: dict) -> PriceRecord | None:
+        if item["serviceName"] != "Virtual Machines":
+            return None
         size = GPU_SIZES.get(item["armSkuName"])
-        if size is None or item["serviceName"] != "Virtual Machines":
+        if size is None:
+            self._note_unpriced_size(item["armSkuName"])
             return None
         # The preview API also returns non-primary meters: duplicates billed under another region.
         if item.get("isPrimaryMeterRegion") is False:
@@ -221,6 +239,16 @@ class AzureScraper(Scraper):
             ram_gib=float(ram_gib),
             extra=extra,
         )
+
+    def _note_unpriced_size(self, sku: str) -> None:
+        """An N-series size without hardware figures: skipped when known, else unmatched."""
+        if not _N_SERIES.match(sku):
+            return  # not a GPU size (D, E, F, M, ...)
+        for pattern, reason in SKIPPED_N_SERIES:
+            if pattern.match(sku):
+                self.note_skipped(sku, reason)
+                return
+        self.note_unmatched("instance", sku, "N-series (GPU) size not in GPU_SIZES")
 
     @staticmethod
     def _savings_plans(item: dict) -> dict[str, str]:

@@ -18,6 +18,7 @@ from scrapers.providers.ecb import parse_rates
 from scrapers.providers.gcp import GcpScraper
 from scrapers.providers.lambda_cloud import LambdaScraper
 from scrapers.providers.runpod import RunPodScraper
+from scrapers.providers.tencent import TencentScraper
 
 PAGES = Path(__file__).resolve().parent / "pages"
 
@@ -170,6 +171,38 @@ def test_azure_real_unfiltered_page_keeps_the_one_priced_gpu_size():
     assert (record.amount, record.currency) == (Decimal("7.346"), "USD")
     assert (record.gpu_name, record.gpu_count) == ("NVIDIA A100 80GB PCIe", Decimal(2))
     assert record.extra["meter_id"] == "00230cfc-461f-54a1-80ac-cdacb8293e3c"
+    # The NV4as v4 Spot meter (1/8 of an AMD MI25) is left out, and says so.
+    skipped = {n.name: n.reason for n in result.notes if n.kind == NOTE_SKIPPED}
+    assert skipped == {"Standard_NV4as_v4": "NVv4-series: a slice of an AMD MI25, graphics"}
+    assert result.unmatched() == []
+
+
+def test_azure_gpu_size_the_parser_does_not_know_is_reported_not_dropped():
+    body = (PAGES / "azure/real/retail-prices-unfiltered-2022-04-19.json").read_text()
+    body = body.replace("Standard_NC48ads_A100_v4", "Standard_NC48ads_B100_v9")
+    result = parse_pages(AzureScraper(), [Page(url="x", status=200, body=body, meta={})])
+    assert result.records == []
+    [note] = result.unmatched()
+    assert (note.category, note.name) == ("instance", "Standard_NC48ads_B100_v9")
+
+
+# --- Tencent, CVM DescribeZoneInstanceConfigInfos (keys) ---------------------------------------
+
+
+def test_tencent_api_reference_example_is_read_without_error():
+    # The documented answer: one CPU-only S2.SMALL1 entry, POSTPAID_BY_HOUR with UnitPrice 0.
+    result = parse_pages(
+        TencentScraper(),
+        [
+            page(
+                "tencent/real/describe-zone-instance-config-infos-doc-example.json",
+                kind="api",
+                region="ap-guangzhou",
+            )
+        ],
+    )
+    assert result.records == []
+    assert result.unmatched() == []
 
 
 # --- ECB euro reference rates -------------------------------------------------------------------
