@@ -14,7 +14,7 @@ from .choices import PricingModel
 # Pricing models whose figures move daily: past their shelf life they are left out of rankings
 # unless asked for (list prices and terms are ranked, flagged). Marketplace offers move daily
 # whatever their pricing model.
-VOLATILE_PRICING_MODELS = frozenset({"spot"})
+VOLATILE_PRICING_MODELS = frozenset({PricingModel.SPOT})
 MARKETPLACE = "marketplace"
 
 

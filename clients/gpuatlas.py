@@ -462,7 +462,7 @@ def _describe(row: dict[str, Any]) -> str:
 
 # --- Commands ---------------------------------------------------------------------------------
 
-# --- Workload options: generated from sizing/inputs.py by `make schema`; do not edit. ---
+# --- Generated from sizing/inputs.py by `make schema`; do not edit. ---
 WORKLOAD_OPTIONS: list[tuple[str, str, str, str | None, str]] = [
     ("model", "text", "Model preset; see fixtures/models.yaml.", None, "--model"),
     (
@@ -558,7 +558,16 @@ WORKLOAD_OPTIONS: list[tuple[str, str, str, str | None, str]] = [
         "--optimizer-in-backward",
     ),
 ]
-# --- End of the generated workload options. ---
+PRICING_MODELS: tuple[str, ...] = (
+    "on_demand",
+    "spot",
+    "monthly",
+    "yearly",
+    "reserved_1y",
+    "reserved_3y",
+)
+OBJECTIVES: tuple[str, ...] = ("cheapest", "fastest", "cheapest_hourly")
+# --- End of the generated options. ---
 WORKLOAD_FIELDS = [row[0] for row in WORKLOAD_OPTIONS]
 CONSTRAINT_LISTS = ["providers", "regions", "countries", "pricing", "gpus"]
 CONSTRAINT_VALUES = [
@@ -939,12 +948,7 @@ def _add_constraints(parser: argparse.ArgumentParser) -> None:
         const=False,
         help="no mainland-China regions",
     )
-    g.add_argument(
-        "--pricing",
-        type=comma_list,
-        action="append",
-        help="on_demand, spot, monthly, yearly, reserved_1y, reserved_3y",
-    )
+    g.add_argument("--pricing", type=comma_list, action="append", help=", ".join(PRICING_MODELS))
     g.add_argument("--max-usd-per-hour", type=non_negative(float))
     g.add_argument("--max-total-usd", type=non_negative(float))
     g.add_argument("--max-hours", type=non_negative(float))
@@ -999,7 +1003,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("recommend", "rank instances for a workload (POST /api/recommend)")
     _add_workload(p)
     _add_constraints(p)
-    p.add_argument("--objective", help="cheapest (default), fastest or cheapest_hourly")
+    p.add_argument("--objective", help=f"{', '.join(OBJECTIVES)} (default {OBJECTIVES[0]})")
     p.add_argument("--limit", type=non_negative(int), help="recommendations (1-200, default 10)")
     _add_gates(p)
     p.set_defaults(handler=cmd_recommend)
@@ -1032,7 +1036,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--region", type=comma_list, action="append")
     p.add_argument("--country", type=comma_list, action="append")
     p.add_argument("--gpu", type=comma_list, action="append")
-    p.add_argument("--pricing", type=comma_list, action="append", help="pricing_model")
+    p.add_argument("--pricing", type=comma_list, action="append", help=", ".join(PRICING_MODELS))
     p.add_argument("--max-usd-per-hour", type=non_negative(float))
     p.add_argument("--max-usd-per-gpu-hour", type=non_negative(float))
     p.add_argument("--min-gpu-memory-gib", type=non_negative(float))

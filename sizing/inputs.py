@@ -41,7 +41,7 @@ LOSS_MODES = ("standard", "chunked", "fused")
 SHARDINGS = ("none", "zero1", "zero2", "zero3", "fsdp")
 LORA_TARGETS = ("attention", "all_linear")
 ATTENTION_IMPLS = ("flash", "eager")
-OBJECTIVES = ("cheapest", "fastest", "cheapest_hourly")
+OBJECTIVES = ("cheapest", "fastest", "cheapest_hourly")  # the first is the default
 PRICING_MODELS = tuple(model.value for model in PricingModel)  # listed once: catalog/pricing.py
 
 
@@ -373,15 +373,16 @@ def cli_options() -> list[tuple[str, str, str, str | None, str]]:
     return rows
 
 
-CLI_BEGIN = (
-    "# --- Workload options: generated from sizing/inputs.py by `make schema`; do not edit. ---"
-)
-CLI_END = "# --- End of the generated workload options. ---"
+CLI_BEGIN = "# --- Generated from sizing/inputs.py by `make schema`; do not edit. ---"
+CLI_END = "# --- End of the generated options. ---"
 
 
 def cli_block() -> str:
-    """The Python source of the CLI's generated block (between CLI_BEGIN and CLI_END)."""
+    """The Python source of the CLI's generated block (between CLI_BEGIN and CLI_END): the
+    workload options, the pricing models (catalog/pricing.py) and the objectives."""
     lines = [CLI_BEGIN, "WORKLOAD_OPTIONS: list[tuple[str, str, str, str | None, str]] = ["]
     lines += [f"    {row!r}," for row in cli_options()]
-    lines += ["]", CLI_END]
+    lines += ["]"]
+    lines += [f"PRICING_MODELS: tuple[str, ...] = {PRICING_MODELS!r}"]
+    lines += [f"OBJECTIVES: tuple[str, ...] = {OBJECTIVES!r}", CLI_END]
     return "\n".join(lines) + "\n"

@@ -12,6 +12,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from catalog.choices import HOURS_PER_UNIT, Segment, Vendor
+from catalog.pricing import PricingModel
 from sizing import inputs
 from sizing.estimator import Workload, WorkloadError, parse_workload
 from sizing.inputs import OBJECTIVES, PRICING_MODELS
@@ -300,8 +301,8 @@ PLAN_INITIAL = {
     "method": "lora",
     "precision": "bf16",
     "tokens": 100_000_000,
-    "pricing": ["on_demand", "spot"],
-    "objective": "cheapest",
+    "pricing": [PricingModel.ON_DEMAND.value, PricingModel.SPOT.value],
+    "objective": OBJECTIVES[0],
 }
 
 
@@ -470,4 +471,4 @@ class PlanForm(_WorkloadFields):
 
     def ranking(self) -> str:
         """The objective the plans are ranked by."""
-        return self.cleaned_data.get("objective") or "cheapest"
+        return self.cleaned_data.get("objective") or OBJECTIVES[0]

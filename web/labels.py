@@ -9,13 +9,13 @@ from __future__ import annotations
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
+from catalog.pricing import PRICING_MODEL_LABELS
+from sizing.messages import RejectionCode
+
+# Listed once in catalog/pricing.py, where the msgids are marked for makemessages.
 PRICING_MODELS: dict[str, Promise] = {
-    "on_demand": _("On demand"),
-    "spot": _("Spot / preemptible"),
-    "monthly": _("Monthly subscription"),
-    "yearly": _("Yearly subscription"),
-    "reserved_1y": _("Reserved, 1 year"),
-    "reserved_3y": _("Reserved, 3 years"),
+    model: _(label)  # a msgid marked with gettext_noop in catalog/pricing.py
+    for model, label in PRICING_MODEL_LABELS.items()
 }
 
 OBJECTIVES: dict[str, Promise] = {
@@ -127,18 +127,18 @@ PRICE_UNITS: dict[str, Promise] = {
 }
 
 REJECTIONS: dict[str, Promise] = {
-    "does_not_fit_memory": _("Does not fit in GPU memory"),
-    "needs_multi_node": _("Needs more than one node"),
-    "over_max_gpus": _("More GPUs than allowed"),
-    "over_max_usd_per_hour": _("Over the hourly budget"),
-    "over_max_total_usd": _("Over the total budget"),
-    "over_max_hours": _("Takes longer than allowed"),
-    "run_too_short_for_term": _("Run too short for the commitment term"),
-    "term_needs_run_length": _("Commitment term needs a run length (tokens)"),
-    "stale_price": _("Stale price"),
-    "consumer_gpu_excluded": _("Consumer GPU excluded"),
-    "below_min_gpu_memory": _("Below the minimum GPU memory"),
-    "no_throughput_figure": _("No throughput figure for this precision"),
+    RejectionCode.DOES_NOT_FIT_MEMORY: _("Does not fit in GPU memory"),
+    RejectionCode.NEEDS_MULTI_NODE: _("Needs more than one node"),
+    RejectionCode.OVER_MAX_GPUS: _("More GPUs than allowed"),
+    RejectionCode.OVER_MAX_USD_PER_HOUR: _("Over the hourly budget"),
+    RejectionCode.OVER_MAX_TOTAL_USD: _("Over the total budget"),
+    RejectionCode.OVER_MAX_HOURS: _("Takes longer than allowed"),
+    RejectionCode.RUN_TOO_SHORT_FOR_TERM: _("Run too short for the commitment term"),
+    RejectionCode.TERM_NEEDS_RUN_LENGTH: _("Commitment term needs a run length (tokens)"),
+    RejectionCode.STALE_PRICE: _("Stale price"),
+    RejectionCode.CONSUMER_GPU_EXCLUDED: _("Consumer GPU excluded"),
+    RejectionCode.BELOW_MIN_GPU_MEMORY: _("Below the minimum GPU memory"),
+    RejectionCode.NO_THROUGHPUT_FIGURE: _("No throughput figure for this precision"),
 }
 
 

@@ -23,6 +23,7 @@ from catalog import selectors as catalog_selectors
 from catalog.choices import HOURS_PER_UNIT
 from catalog.filtersets import PriceFilterSet
 from catalog.models import GPU, InstanceType, Price, PriceHistory, Provider, Region, ScrapeRun
+from catalog.pricing import COMMITMENT_PRICING_MODELS, PricingModel
 from catalog.querysets import price_stale_q, stale_cutoff
 
 # Sort keys of the price browser (what the query string says) and the columns they order by.
@@ -63,7 +64,7 @@ def price_browse(*, filters: dict[str, Any], sort: str = DEFAULT_PRICE_SORT) -> 
 # --- Offers: one row per instance type and region, its pricing models side by side ----------
 
 # Commitment terms shown together in the "Reserved" column (the cheapest of them).
-COMMITMENT_MODELS = ("monthly", "yearly", "reserved_1y", "reserved_3y")
+COMMITMENT_MODELS = COMMITMENT_PRICING_MODELS
 # Sort keys of the offer table (what ``?sort=`` says); the price keys sort by the unit shown.
 OFFER_SORTS = (
     "provider",
@@ -99,11 +100,11 @@ class OfferRow:
 
     @property
     def on_demand(self) -> Price | None:
-        return self.prices.get("on_demand")
+        return self.prices.get(PricingModel.ON_DEMAND)
 
     @property
     def spot(self) -> Price | None:
-        return self.prices.get("spot")
+        return self.prices.get(PricingModel.SPOT)
 
     @property
     def reserved(self) -> Price | None:
@@ -231,11 +232,11 @@ def gpu_index(*, filters: dict[str, Any] | None = None, sort: str = "") -> Query
         ),
         min_on_demand=Min(
             "instance_types__prices__usd_per_gpu_hour",
-            filter=current & Q(instance_types__prices__pricing_model="on_demand"),
+            filter=current & Q(instance_types__prices__pricing_model=PricingModel.ON_DEMAND),
         ),
         min_spot=Min(
             "instance_types__prices__usd_per_gpu_hour",
-            filter=current & Q(instance_types__prices__pricing_model="spot"),
+            filter=current & Q(instance_types__prices__pricing_model=PricingModel.SPOT),
         ),
     )
     if filters.get("q"):
@@ -277,10 +278,12 @@ def gpu_instance_types(*, gpu: GPU) -> QuerySet[InstanceType]:
         .annotate(
             region_count=Count("prices__region", filter=current, distinct=True),
             min_on_demand=Min(
-                "prices__usd_per_gpu_hour", filter=current & Q(prices__pricing_model="on_demand")
+                "prices__usd_per_gpu_hour",
+                filter=current & Q(prices__pricing_model=PricingModel.ON_DEMAND),
             ),
             min_spot=Min(
-                "prices__usd_per_gpu_hour", filter=current & Q(prices__pricing_model="spot")
+                "prices__usd_per_gpu_hour",
+                filter=current & Q(prices__pricing_model=PricingModel.SPOT),
             ),
         )
         .order_by(F("min_on_demand").asc(nulls_last=True), "provider__name", "gpu_count")

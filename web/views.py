@@ -29,9 +29,10 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_safe
 from drf_spectacular.views import SpectacularRedocView
 
+from catalog.pricing import PricingModel
 from catalog.suggest import close_names
 from sizing import selectors as sizing_selectors
-from sizing.messages import DEFAULT_LANGUAGE, language_of
+from sizing.messages import DEFAULT_LANGUAGE, RejectionCode, language_of
 from sizing.planner import DEFAULT_MAX_GPUS, Constraints
 
 from . import charts, labels, plans, selectors
@@ -136,7 +137,12 @@ def _offer_columns(sort: str, extra: list[str]) -> list[dict[str, Any]]:
         _column("instance", _("Instance type"), sort),
         _column("region", _("Region"), sort),
         _column("gpu", _("GPUs"), sort, css="gpu-col"),
-        _column("on_demand", labels.label(labels.PRICING_MODELS, "on_demand"), sort, css="num"),
+        _column(
+            "on_demand",
+            labels.label(labels.PRICING_MODELS, PricingModel.ON_DEMAND),
+            sort,
+            css="num",
+        ),
         _column("spot", _("Spot"), sort, css="num"),
         _column("reserved", _("Reserved"), sort, css="num"),
         _column("observed", _("Observed (oldest in row)"), sort),
@@ -386,14 +392,14 @@ MAX_GPUS_RELAXED = DEFAULT_MAX_GPUS * 8
 
 # Rejections a single form field can lift, the field, and the constraint change that lifts it.
 RELAXABLE: dict[str, tuple[str, dict[str, Any]]] = {
-    "over_max_total_usd": ("max_total_usd", {"max_total_usd": None}),
-    "over_max_hours": ("max_hours", {"max_hours": None}),
-    "over_max_usd_per_hour": ("max_usd_per_hour", {"max_usd_per_hour": None}),
-    "over_max_gpus": ("max_gpus", {"max_gpus": MAX_GPUS_RELAXED}),
-    "needs_multi_node": ("allow_multi_node", {"allow_multi_node": True}),
-    "stale_price": ("include_stale", {"include_stale": True}),
-    "consumer_gpu_excluded": ("datacenter_only", {"datacenter_only": False}),
-    "below_min_gpu_memory": ("min_gpu_memory_gb", {"min_gpu_memory_gb": None}),
+    RejectionCode.OVER_MAX_TOTAL_USD: ("max_total_usd", {"max_total_usd": None}),
+    RejectionCode.OVER_MAX_HOURS: ("max_hours", {"max_hours": None}),
+    RejectionCode.OVER_MAX_USD_PER_HOUR: ("max_usd_per_hour", {"max_usd_per_hour": None}),
+    RejectionCode.OVER_MAX_GPUS: ("max_gpus", {"max_gpus": MAX_GPUS_RELAXED}),
+    RejectionCode.NEEDS_MULTI_NODE: ("allow_multi_node", {"allow_multi_node": True}),
+    RejectionCode.STALE_PRICE: ("include_stale", {"include_stale": True}),
+    RejectionCode.CONSUMER_GPU_EXCLUDED: ("datacenter_only", {"datacenter_only": False}),
+    RejectionCode.BELOW_MIN_GPU_MEMORY: ("min_gpu_memory_gb", {"min_gpu_memory_gb": None}),
 }
 # Nearest misses shown per constraint to relax.
 NEAREST_MISSES = 3
@@ -685,7 +691,8 @@ def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
     models = selectors.gpu_history_pricing_models(gpu=gpu)
     pricing_model = request.GET.get("pricing_model")
     if pricing_model not in models:
-        pricing_model = "on_demand" if "on_demand" in models or not models else models[0]
+        on_demand = PricingModel.ON_DEMAND
+        pricing_model = on_demand if on_demand in models or not models else models[0]
     pricing_label = labels.label(labels.PRICING_MODELS, pricing_model)
     history = selectors.gpu_price_history(gpu=gpu, pricing_model=pricing_model)
     chart = _for_both_widths(

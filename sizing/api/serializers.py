@@ -133,7 +133,7 @@ class WorkloadField(serializers.DictField):
 class RecommendInputSerializer(StrictSerializer):
     workload = WorkloadField()
     constraints = ConstraintsSerializer(required=False)
-    objective = serializers.ChoiceField(choices=OBJECTIVES, default="cheapest")
+    objective = serializers.ChoiceField(choices=OBJECTIVES, default=OBJECTIVES[0])
     limit = serializers.IntegerField(min_value=1, max_value=200, default=10)
 
 

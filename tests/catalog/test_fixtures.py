@@ -166,3 +166,9 @@ def test_readme_coverage_table_is_current():
     assert coverage.readme_with_table(text, coverage.coverage_table()) == text, (
         "run: python fixtures/tools/coverage.py"
     )
+    # The stand-alone script keeps its own copy of the pricing models (one column each).
+    from catalog.pricing import PricingModel
+
+    assert tuple(PricingModel) == coverage.MODELS, (
+        "coverage.py's MODELS drifted from catalog/pricing.py"
+    )

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from catalog.pricing import PricingModel
 from clients import gpuatlas
 from sizing import inputs
 from sizing.api.serializers import WorkloadSchemaSerializer
@@ -17,6 +18,20 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 def test_generated_options_are_current():
     """Adding a workload field to sizing/inputs.py fails here until `make schema` is run."""
     assert [tuple(row) for row in gpuatlas.WORKLOAD_OPTIONS] == inputs.cli_options()
+
+
+def test_generated_pricing_models_and_objectives_are_current():
+    """A pricing model added to catalog/pricing.py fails here until `make schema` is run."""
+    assert gpuatlas.PRICING_MODELS == tuple(PricingModel) == inputs.PRICING_MODELS
+    assert gpuatlas.OBJECTIVES == inputs.OBJECTIVES
+
+
+@pytest.mark.parametrize("command", ["recommend", "compare", "prices"])
+def test_the_pricing_help_lists_every_pricing_model(command, capsys):
+    with pytest.raises(SystemExit):
+        gpuatlas.build_parser().parse_args([command, "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert ", ".join(PricingModel) in help_text
 
 
 def test_generated_block_is_delimited_once():
