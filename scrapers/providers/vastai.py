@@ -164,11 +164,18 @@ class VastAiScraper(Scraper):
                 if offer["id"] in seen_ids:
                     continue  # the same offer on two search pages
                 seen_ids.add(offer["id"])
-            if not _usable(offer):
+            name = f"offer {offer.get('id')} ({offer.get('num_gpus')}x {offer.get('gpu_name')})"
+            unusable = _unusable(offer)
+            if unusable:
+                self.note_skipped(name, unusable)
                 continue
             price = _decimal(offer[price_field])
             num_gpus = offer["num_gpus"]
-            if price is None or price <= 0 or num_gpus not in GPU_COUNTS or not offer["gpu_name"]:
+            if num_gpus not in GPU_COUNTS:
+                self.note_skipped(name, f"{num_gpus} GPUs: not a 1/2/4/8-GPU shape")
+                continue
+            if price is None or price <= 0 or not offer["gpu_name"]:
+                self.note_skipped(name, f"no {price_field} or no gpu_name")
                 continue
             label = _gpu_label(str(offer["gpu_name"]), offer.get("gpu_ram"))
             country = _country(offer.get("geolocation"))
@@ -227,16 +234,18 @@ def _offer_type(page: Page) -> str:
     return offer_type
 
 
-def _usable(offer: dict[str, Any]) -> bool:
-    """Drop what the query should have filtered: rented, unverified, external offers."""
-    if (
-        offer.get("rentable") is False
-        or offer.get("rented") is True
-        or offer.get("external") is True
-    ):
-        return False
+def _unusable(offer: dict[str, Any]) -> str:
+    """Why an offer the query should have filtered out is dropped ("" when it is usable)."""
+    if offer.get("rentable") is False:
+        return "not rentable"
+    if offer.get("rented") is True:
+        return "rented"
+    if offer.get("external") is True:
+        return "external offer"
     verification = offer.get("verification")
-    return verification in (None, "verified")
+    if verification not in (None, "verified"):
+        return f"verification {verification!r}"
+    return ""
 
 
 def _gpu_label(name: str, gpu_ram_mb: Any) -> str:

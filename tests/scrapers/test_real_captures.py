@@ -19,6 +19,7 @@ from scrapers.providers.gcp import GcpScraper
 from scrapers.providers.lambda_cloud import LambdaScraper
 from scrapers.providers.runpod import RunPodScraper
 from scrapers.providers.tencent import TencentScraper
+from scrapers.providers.vastai import VastAiScraper
 
 PAGES = Path(__file__).resolve().parent / "pages"
 
@@ -184,6 +185,42 @@ def test_azure_gpu_size_the_parser_does_not_know_is_reported_not_dropped():
     assert result.records == []
     [note] = result.unmatched()
     assert (note.category, note.name) == ("instance", "Standard_NC48ads_B100_v9")
+
+
+# --- Vast.ai, offer search -----------------------------------------------------------------------
+
+
+def test_vastai_real_search_answer_drops_what_the_query_would_filter():
+    # Four offers of one host (RTX 4090, "Alberta, CA"); none is verified-and-rentable.
+    result = parse_pages(
+        VastAiScraper(), [page("vastai/real/search-offers-raw-2025-01-17.json", type="on-demand")]
+    )
+    assert result.records == []
+    skipped = {n.name: n.reason for n in result.notes if n.kind == NOTE_SKIPPED}
+    assert skipped == {
+        "offer 16014632 (1x RTX 4090)": "verification 'deverified'",
+        "offer 16014633 (2x RTX 4090)": "not rentable",
+        "offer 16014638 (4x RTX 4090)": "not rentable",
+        "offer 16014636 (6x RTX 4090)": "not rentable",
+    }
+
+
+def test_vastai_real_offer_once_verified_is_priced_from_dph_total():
+    # The same real answer with the first offer's "deverified" read as "verified": its own
+    # dph_total, 0.40138888888888885 (GPU 0.4 + storage 0.00138...), rounded to 6 places.
+    body = (PAGES / "vastai/real/search-offers-raw-2025-01-17.json").read_text()
+    body = body.replace('"deverified"', '"verified"', 1)
+    result = parse_pages(
+        VastAiScraper(), [Page(url="x", status=200, body=body, meta={"type": "on-demand"})]
+    )
+    [record] = result.records
+    assert (record.instance_type, record.region, record.amount) == (
+        "RTX 4090 (marketplace, 1 GPU)",
+        "global",
+        Decimal("0.401389"),
+    )
+    assert record.extra["by_country"]["CA"]["offer_count"] == 1
+    assert (record.vcpus, record.ram_gib) == (21, 83.9)  # 21.33 cores, 85934 MB / 1024
 
 
 # --- Tencent, CVM DescribeZoneInstanceConfigInfos (keys) ---------------------------------------
