@@ -429,7 +429,7 @@ def _gpus(row: dict[str, Any]) -> str:
 
 PLAN_HEADERS = [
     "rank", "provider", "region", "instance type", "gpu x count", "nodes", "pricing",
-    "$/h", "hours", "total $", "mem/GPU GiB", "headroom %", "first warning",
+    "$/h", "hours", "total $", "mem/GPU GiB (range)", "headroom %", "first warning",
 ]  # fmt: skip
 PLAN_RIGHT = {0, 5, 7, 8, 9, 10, 11}
 
@@ -447,10 +447,24 @@ def _plan_cells(row: dict[str, Any]) -> list[str]:
         _usd(row.get("usd_per_hour")),
         _num(row.get("est_hours"), 1),
         _usd(row.get("est_total_usd")),
-        _num(row.get("memory_per_gpu_gib"), 1),
+        _memory_cell(row),
         _num(row.get("headroom_pct"), 0),
         _truncate(warnings[0]) if warnings else "",
     ]
+
+
+def _span(values: Any, digits: int = 0) -> str:
+    """A range as low-high ("38-46"); "-" when there is none."""
+    if not isinstance(values, list) or len(values) != 2:
+        return "-"
+    return f"{_num(values[0], digits)}-{_num(values[1], digits)}"
+
+
+def _memory_cell(row: dict[str, Any]) -> str:
+    """Memory per GPU with its range: 34.8 (27-66)."""
+    value = _num(row.get("memory_per_gpu_gib"), 1)
+    span = row.get("memory_per_gpu_gib_range")
+    return f"{value} ({_span(span)})" if span else value
 
 
 def _describe(row: dict[str, Any]) -> str:
@@ -572,7 +586,7 @@ WORKLOAD_FIELDS = [row[0] for row in WORKLOAD_OPTIONS]
 CONSTRAINT_LISTS = ["providers", "regions", "countries", "pricing", "gpus"]
 CONSTRAINT_VALUES = [
     "mainland_china", "max_usd_per_hour", "max_total_usd", "max_hours", "min_gpu_memory_gb",
-    "max_gpus", "allow_multi_node", "datacenter_only", "include_stale",
+    "max_gpus", "allow_multi_node", "datacenter_only", "include_stale", "fit_on",
 ]  # fmt: skip
 
 
@@ -685,6 +699,8 @@ def cmd_estimate(client: Client, args: argparse.Namespace) -> int:
         body["gpu"] = args.gpu
     if args.gpu_count is not None:
         body["gpu_count"] = args.gpu_count
+    if args.fit_on is not None:
+        body["fit_on"] = args.fit_on
     answer = client.post("/api/estimate", body)
     if args.json:
         print_json(answer)
@@ -694,6 +710,12 @@ def cmd_estimate(client: Client, args: argparse.Namespace) -> int:
     if fits is False:
         need = answer.get("min_gpus")
         hint = f"at least {need} are needed" if need else "no count of this GPU fits"
+        if answer.get("fit_on") == "high" and answer.get("fits_point"):
+            high = _span(answer.get("memory_per_gpu_gib_range"), 1).rpartition("-")[2]
+            hint = (
+                f"the estimate fits, the high end of its range ({high} GiB) does not "
+                f"(--fit-on point decides on the estimate); {hint}"
+            )
         raise CliError(
             EXIT_NOTHING_FITS,
             f"does not fit: {_num(answer.get('memory_per_gpu_gib'))} GiB per GPU on "
@@ -713,17 +735,20 @@ def _print_estimate(answer: dict[str, Any]) -> None:
     fits = _estimate_fits(answer)
     rows = [
         ("memory per GPU", f"{_num(answer.get('memory_per_gpu_gib'))} GiB ({parts})"),
+        ("memory range", _ranged(answer, "memory_per_gpu_gib_range", "GiB")),
         ("total memory", f"{_num(answer.get('total_memory_gib'))} GiB"),
     ]
     if answer.get("gpu"):
         rows.append(("GPUs", f"{answer.get('gpu')} x{answer.get('gpu_count')}"))
-        rows.append(("fits", "yes" if fits else "no"))
+        on = "the high end of the range" if answer.get("fit_on") == "high" else "the estimate"
+        rows.append(("fits", f"{'yes' if fits else 'no'} (decided on {on})"))
     rows += [
         ("min GPUs", _count(answer.get("min_gpus"))),
         ("training FLOPs", _sci(answer.get("training_flops"))),
         ("MFU", _num(answer.get("mfu"), 3)),
         ("tokens/s per GPU", _num(answer.get("tokens_per_second"), 1)),
         ("GPU-hours", _num(answer.get("gpu_hours"))),
+        ("GPU-hours range", _ranged(answer, "gpu_hours_range", "")),
         ("hours", _num(answer.get("est_hours"))),
     ]
     width = max(len(label) for label, _ in rows)
@@ -736,13 +761,29 @@ def _print_estimate(answer: dict[str, Any]) -> None:
             _out(f"note: {note}")
 
 
+def _ranged(answer: dict[str, Any], key: str, unit: str) -> str:
+    """A range with its unit and what it rests on: 27-66 GiB (5th-95th percentile, 16 rows)."""
+    span = answer.get(key)
+    if not span:
+        return "-"
+    basis = (answer.get("range_basis") or {}).get("time" if "hours" in key else "memory") or {}
+    quantiles = (answer.get("range_basis") or {}).get("quantiles") or []
+    where = ""
+    if basis.get("rows") and len(quantiles) == 2:
+        where = (
+            f" ({quantiles[0] * 100:g}th-{quantiles[1] * 100:g}th percentile of "
+            f"{basis['rows']} calibration rows, {basis.get('basis')})"
+        )
+    return f"{_span(span, 1)} {unit}".rstrip() + where
+
+
 def _sci(value: Any) -> str:
     return f"{value:.3g}" if isinstance(value, (int, float)) else "-"
 
 
 COMPARE_HEADERS = [
     "target", "fits", "provider", "region", "instance type", "gpu x count", "pricing", "$/h",
-    "hours", "total $", "mem/GPU GiB", "headroom %", "why not / first warning",
+    "hours", "total $", "mem/GPU GiB (range)", "headroom %", "why not / first warning",
 ]  # fmt: skip
 COMPARE_RIGHT = {7, 8, 9, 10, 11}
 
@@ -779,7 +820,7 @@ def cmd_compare(client: Client, args: argparse.Namespace) -> int:
                     _usd(row.get("usd_per_hour")),
                     _num(row.get("est_hours"), 1),
                     _usd(row.get("est_total_usd")),
-                    _num(row.get("memory_per_gpu_gib"), 1),
+                    _memory_cell(row),
                     _num(row.get("headroom_pct"), 0),
                     _truncate(str(note), 72),
                 ]
@@ -971,6 +1012,16 @@ def _add_constraints(parser: argparse.ArgumentParser) -> None:
         const=False,
         help="leave out prices older than the server's staleness limit",
     )
+    _add_fit_on(g)
+
+
+def _add_fit_on(group: Any) -> None:
+    group.add_argument(
+        "--fit-on",
+        choices=("high", "point"),
+        help="decide the fit on the high end of the memory range (the server's default) or on "
+        "the estimate itself",
+    )
 
 
 def _add_gates(parser: argparse.ArgumentParser, *, cost: bool = True) -> None:
@@ -1012,6 +1063,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_workload(p)
     p.add_argument("--gpu", help="GPU slug, e.g. h100-sxm")
     p.add_argument("--gpu-count", type=non_negative(int), help="number of GPUs (default 1)")
+    _add_fit_on(p)
     _add_gates(p, cost=False)
     p.set_defaults(handler=cmd_estimate)
 

@@ -42,6 +42,9 @@ SHARDINGS = ("none", "zero1", "zero2", "zero3", "fsdp")
 LORA_TARGETS = ("attention", "all_linear")
 ATTENTION_IMPLS = ("flash", "eager")
 OBJECTIVES = ("cheapest", "fastest", "cheapest_hourly")  # the first is the default
+# Whether a plan fits is decided on the high end of the memory range (sizing/uncertainty.py) or
+# on the point estimate; unset: settings.SIZING_FIT_ON (default high).
+FIT_ON = ("high", "point")
 PRICING_MODELS = tuple(model.value for model in PricingModel)  # listed once: catalog/pricing.py
 
 
@@ -348,6 +351,14 @@ CONSTRAINTS: tuple[Field, ...] = (
         "left out; true: every stale price is ranked, flagged; false: every stale price is left "
         "out.",
         default=None,
+    ),
+    Field(
+        "fit_on",
+        "choice",
+        gettext_noop("Decide the fit on"),
+        "high: the high end of the memory range (what comparable measurements reached); point: "
+        "the estimate itself. Unset: the server's SIZING_FIT_ON setting (default high).",
+        FIT_ON,
     ),
 )
 

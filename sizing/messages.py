@@ -40,6 +40,7 @@ class RejectionCode(StrEnum):
     CONSUMER_GPU_EXCLUDED = "consumer_gpu_excluded"
     BELOW_MIN_GPU_MEMORY = "below_min_gpu_memory"
     DOES_NOT_FIT_MEMORY = "does_not_fit_memory"
+    DOES_NOT_FIT_MEMORY_HIGH = "does_not_fit_memory_high"
     NEEDS_MULTI_NODE = "needs_multi_node"
     OVER_MAX_GPUS = "over_max_gpus"
     NO_THROUGHPUT_FIGURE = "no_throughput_figure"
@@ -90,10 +91,12 @@ class MessageCode(StrEnum):
     CHECKPOINTING_FITS_80GB = "checkpointing_fits_80gb"
     QLORA_FITS_24GB = "qlora_fits_24gb"
     CAPPED_GPUS = "capped_gpus"
+    FIT_ON_POINT = "fit_on_point"
     # Examples a rejection lists.
     EXAMPLE_OFFER = "example_offer"
     EXAMPLE_OVER_MAX_GPUS = "example_over_max_gpus"
     EXAMPLE_NO_FIT = "example_no_fit"
+    EXAMPLE_NO_FIT_HIGH = "example_no_fit_high"
     EXAMPLE_NO_THROUGHPUT = "example_no_throughput"
     EXAMPLE_PLAN = "example_plan"
     EXAMPLE_PLAN_NO_TIME = "example_plan_no_time"
@@ -124,6 +127,10 @@ TEMPLATES: dict[str, dict[str, str]] = {
     RejectionCode.DOES_NOT_FIT_MEMORY: {
         "en": "Does not fit in GPU memory",
         "zh-hans": "GPU 显存放不下",
+    },
+    RejectionCode.DOES_NOT_FIT_MEMORY_HIGH: {
+        "en": "Fits on the estimate, but not on the high end of its memory range",
+        "zh-hans": "按估算值放得下，但按显存区间的上限放不下",
     },
     RejectionCode.NEEDS_MULTI_NODE: {
         "en": "Needs more than one node, and multi-node is not allowed",
@@ -296,6 +303,10 @@ TEMPLATES: dict[str, dict[str, str]] = {
         "en": "Plans were capped at {max_gpus} GPUs; set max_gpus to weigh larger clusters.",
         "zh-hans": "方案最多只考虑 {max_gpus} 块 GPU；设置 max_gpus 可评估更大的集群。",
     },
+    MessageCode.FIT_ON_POINT: {
+        "en": "{count} offer(s) fit on the estimate but not on the high end of its memory range; deciding the fit on the estimate (fit_on=point) accepts them, at a real risk of running out of memory.",
+        "zh-hans": "有 {count} 个报价按估算值放得下，但按显存区间的上限放不下；改为按估算值判断（fit_on=point）即可接受它们，但确有显存不足（OOM）的风险。",
+    },
     # Rejection examples.
     MessageCode.EXAMPLE_OFFER: {"en": "{offer}", "zh-hans": "{offer}"},
     MessageCode.EXAMPLE_OVER_MAX_GPUS: {
@@ -305,6 +316,10 @@ TEMPLATES: dict[str, dict[str, str]] = {
     MessageCode.EXAMPLE_NO_FIT: {
         "en": "{offer}: needs {memory_gib:.1f} GiB per GPU on {total} GPU(s), has {capacity_gib:g}",
         "zh-hans": "{offer}：在 {total} 块 GPU 上每块需要 {memory_gib:.1f} GiB，实有 {capacity_gib:g} GiB",
+    },
+    MessageCode.EXAMPLE_NO_FIT_HIGH: {
+        "en": "{offer}: needs {memory_gib:.1f} GiB per GPU on {total} GPU(s), up to {high_gib:.1f} GiB at the high end of the range, has {capacity_gib:g}",
+        "zh-hans": "{offer}：在 {total} 块 GPU 上每块需要 {memory_gib:.1f} GiB，区间上限可达 {high_gib:.1f} GiB，实有 {capacity_gib:g} GiB",
     },
     MessageCode.EXAMPLE_NO_THROUGHPUT: {
         "en": "{offer}: the catalog has no dense {precision} figure for {gpu}",

@@ -26,6 +26,8 @@ from catalog.selectors import catalog_as_of
 from .estimator import Estimate, GPUSpec, Workload, estimate
 from .messages import DEFAULT_LANGUAGE, Message, MessageCode, message_dict, message_render
 from .planner import Constraints, Offer, OfferBook, Plan, PlanResult, Rejections, plan
+from .planner.rules import _billed_amount
+from .uncertainty import Spread, ranges, spread
 
 logger = logging.getLogger(__name__)
 
@@ -259,8 +261,20 @@ def _round(value: float | None, places: int = 3) -> float | None:
     return None if value is None else round(value, places)
 
 
-def estimate_dict(est: Estimate, *, gpu: str | None, gpu_count: int) -> dict[str, Any]:
-    """The estimate as the API returns it (DESIGN.md key names, GiB, hours)."""
+def estimate_dict(
+    est: Estimate,
+    *,
+    gpu: str | None,
+    gpu_count: int,
+    workload: Workload,
+    fit_on: str,
+    fits: bool | None = None,
+    fits_point: bool | None = None,
+) -> dict[str, Any]:
+    """The estimate as the API returns it (DESIGN.md key names, GiB, hours), with the ranges of
+    its figures (sizing/uncertainty.py) and what ``fits`` was decided on (``fit_on``);
+    ``fits``/``fits_point`` (the estimate itself fits) where the caller decided them."""
+    fitted = gpu is not None
     return {
         "memory_per_gpu_gib": round(est.memory_per_gpu_gib, 2),
         "breakdown": {key: round(value, 3) for key, value in est.breakdown.items()},
@@ -274,16 +288,24 @@ def estimate_dict(est: Estimate, *, gpu: str | None, gpu_count: int) -> dict[str
         "gpu": gpu,
         "gpu_count": gpu_count,
         "sharding": est.sharding,
-        "fits": est.fits if gpu else None,
-        "headroom_pct": _round(est.headroom_pct, 1) if gpu else None,
+        "fits": (est.fits if fits is None else fits) if fitted else None,
+        "headroom_pct": _round(est.headroom_pct, 1) if fitted else None,
         "assumptions": est.assumptions,
         "notes": list(est.notes),
+        **ranges(workload, est),
+        "fit_on": fit_on,
+        "fits_point": (est.fits if fits_point is None else fits_point) if fitted else None,
     }
 
 
-def plan_dict(p: Plan, lang: str = DEFAULT_LANGUAGE) -> dict[str, Any]:
+def plan_dict(
+    p: Plan,
+    lang: str = DEFAULT_LANGUAGE,
+    spreads: tuple[Spread, Spread] | None = None,
+) -> dict[str, Any]:
     """A plan as the API returns it; reasons and warnings in ``lang``, as sentences and as
-    coded messages."""
+    coded messages; with ``spreads`` (memory, time: sizing/uncertainty.py) the ranges of its
+    memory, hours and total."""
     offer = p.offer
     reasons = [message_dict(m, lang) for m in p.reasons]
     warnings = [message_dict(m, lang) for m in p.warnings]
@@ -318,7 +340,28 @@ def plan_dict(p: Plan, lang: str = DEFAULT_LANGUAGE) -> dict[str, Any]:
         "warnings": [m["text"] for m in warnings],
         "reason_messages": reasons,
         "warning_messages": warnings,
+        **(_plan_ranges(p, *spreads) if spreads else {}),
     }
+
+
+def _plan_ranges(p: Plan, memory: Spread, time: Spread) -> dict[str, Any]:
+    """A plan's memory per GPU, hours and total USD as [low, high]: the total is billed as the
+    plan is (whole commitment terms), at each end of the hours range."""
+    hours = time.of(p.est_hours, 6)
+    total = None
+    if hours is not None:
+        ends = [_billed_amount(p.usd_per_hour, p.offer.pricing_model, h) for h in hours]
+        total = [round(end, 2) for end in ends if end is not None] or None
+    return {
+        "memory_per_gpu_gib_range": memory.of(p.memory_per_gpu_gib),
+        "est_hours_range": time.of(p.est_hours),
+        "est_total_usd_range": total,
+    }
+
+
+def plan_spreads(workload: Workload) -> tuple[Spread, Spread]:
+    """The memory and time multipliers of a workload's plans (sizing/uncertainty.json)."""
+    return spread("memory", workload), spread("time", workload)
 
 
 def rejected_dict(rejected: Rejections, lang: str = DEFAULT_LANGUAGE) -> dict[str, Any]:
@@ -346,13 +389,21 @@ def prices_observed_span(offers: list[Offer]) -> dict[str, datetime | None]:
     }
 
 
-def _headline_estimate(workload: Workload, plans: list[Plan]) -> dict[str, Any]:
+def _headline_estimate(workload: Workload, plans: list[Plan], fit_on: str) -> dict[str, Any]:
     if plans:
         top = plans[0]
         return estimate_dict(
-            top.estimate, gpu=top.offer.gpu.slug, gpu_count=int(max(top.gpu_count, 1))
+            top.estimate,
+            gpu=top.offer.gpu.slug,
+            gpu_count=int(max(top.gpu_count, 1)),
+            workload=workload,
+            fit_on=fit_on,
+            fits=True,  # the planner's verdict (on fit_on); then the estimate fits too
+            fits_point=True,
         )
-    return estimate_dict(estimate(workload), gpu=None, gpu_count=1)
+    return estimate_dict(
+        estimate(workload), gpu=None, gpu_count=1, workload=workload, fit_on=fit_on
+    )
 
 
 # Answers are kept this long at most; a change to the catalog (see catalog_version) or a fresh
@@ -413,9 +464,10 @@ def recommend(
     if book.version != version:  # the held book answers while the new one is read
         key = f"{_answer_key(workload, constraints, objective, limit, lang)}:{book.version}"
     result = plan(workload, book, constraints, objective=objective, limit=limit)
+    spreads = plan_spreads(workload)
     answer = {
-        "estimate": _headline_estimate(workload, result.plans),
-        "recommendations": [plan_dict(p, lang) for p in result.plans],
+        "estimate": _headline_estimate(workload, result.plans, constraints.fit_on),
+        "recommendations": [plan_dict(p, lang, spreads) for p in result.plans],
         "rejected": rejected_dict(result.rejected, lang),
         "advice": [message_render(m.code, m.params, lang) for m in result.advice],
         "advice_messages": [message_dict(m, lang) for m in result.advice],
@@ -470,6 +522,7 @@ def compare(
     rows = []
     fitted: list[Offer] = []
     first_fit: Plan | None = None
+    spreads = plan_spreads(workload)
     for target in targets:
         if target.get("gpu"):
             subset = by_gpu.get(target["gpu"], [])
@@ -482,7 +535,7 @@ def compare(
             first_fit = first_fit or result.plans[0]
             fitted.append(result.plans[0].offer)
             row = {
-                **plan_dict(result.plans[0], lang),
+                **plan_dict(result.plans[0], lang, spreads),
                 "fits": True,
                 "why_not": None,
                 "why_not_message": None,
@@ -500,7 +553,9 @@ def compare(
         row["target"] = label
         rows.append(row)
     return {
-        "estimate": _headline_estimate(workload, [first_fit] if first_fit else []),
+        "estimate": _headline_estimate(
+            workload, [first_fit] if first_fit else [], constraints.fit_on
+        ),
         "rows": rows,
         "catalog_as_of": catalog_as_of(),
         **prices_observed_span(fitted),

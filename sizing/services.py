@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import fields as dataclass_fields
 from typing import Any
 
+from django.conf import settings
 from rest_framework import serializers as drf_serializers
 
 from .api import serializers
@@ -48,12 +49,14 @@ def workload_build(data: dict[str, Any], *, hardware_allowed: bool = False) -> W
 
 def constraints_build(data: dict[str, Any] | None) -> Constraints:
     """Constraints from already validated data (ConstraintsSerializer); None: the documented
-    defaults, not the dataclass's."""
+    defaults, not the dataclass's (``fit_on`` unset: settings.SIZING_FIT_ON)."""
     if data is None:
         form = serializers.ConstraintsSerializer(data={})
         form.is_valid(raise_exception=True)
         data = form.validated_data
     data = dict(data)
+    if not data.get("fit_on"):
+        data["fit_on"] = settings.SIZING_FIT_ON
     if data.get("pricing"):
         data["pricing_explicit"] = True
     else:

@@ -141,3 +141,36 @@ def test_client_file_is_served(client):
     assert response.status_code == 200
     body = b"".join(response.streaming_content)
     assert b"def main" in body
+
+
+@pytest.mark.django_db
+def test_estimates_and_plans_carry_their_ranges(api_client):
+    """Issue 18: every estimate and plan states [low, high] beside its figures, in the schema
+    and in the answers."""
+    schema = _current_schema()
+    estimate_keys = {
+        "memory_per_gpu_gib_range",
+        "gpu_hours_range",
+        "est_hours_range",
+        "tokens_per_second_range",
+        "range_basis",
+        "fit_on",
+        "fits_point",
+    }
+    assert estimate_keys <= set(_properties(schema, "EstimateOutput"))
+    plan_keys = {"memory_per_gpu_gib_range", "est_hours_range", "est_total_usd_range"}
+    assert plan_keys <= set(_properties(schema, "Recommendation"))
+    assert "fit_on" in _properties(schema, "ConstraintsRequest")
+    assert "fit_on" in _properties(schema, "EstimateInputRequest")
+
+    body = {"workload": {"model": "llama-3-8b", "method": "lora", "tokens": 1e8}, "gpu": "h100-sxm"}
+    answer = api_client.post("/api/estimate", body, format="json").json()
+    assert estimate_keys <= set(answer)
+    low, high = answer["memory_per_gpu_gib_range"]
+    assert low <= answer["memory_per_gpu_gib"] <= high
+    rec = api_client.post(
+        "/api/recommend", {"workload": body["workload"], "limit": 2}, format="json"
+    ).json()
+    assert rec["recommendations"]
+    for item in rec["recommendations"]:
+        assert plan_keys <= set(item)

@@ -293,20 +293,24 @@ def stacked_bar_svg(
     unit: str,
     capacity: float | None = None,
     capacity_label: str = "",
+    band: tuple[float, float] | None = None,
+    band_label: str = "",
     narrow: bool = False,
 ) -> str:
-    """One horizontal bar split into ``segments``, with an optional capacity marker.
+    """One horizontal bar split into ``segments``, with an optional capacity marker and an
+    optional range ``band`` (low, high): a bracket under the bar from low to high, labelled.
 
-    Zero segments are left out; the scale runs to the larger of the total and the capacity.
+    Zero segments are left out; the scale runs to the largest of the total, the capacity and the
+    band's high end.
     """
     shown = [s for s in segments if s.value > 0]
     total = sum(s.value for s in shown)
     if total <= 0:
         return ""
-    height = 120
+    height = 120 if band is None else 150
     width = _size(narrow)[0]
     left, right, top, bar_h = 20, width - 20, 30, 40
-    scale_max = max(total, capacity or 0) * 1.04
+    scale_max = max(total, capacity or 0, band[1] if band else 0) * 1.04
     x = Scale(0, scale_max, left, right)
     parts = [_svg_open(title, desc, width=width, height=height, css_class="chart bar-chart")]
     position = 0.0
@@ -321,6 +325,23 @@ def stacked_bar_svg(
         )
         entries.append((label, colour))
         position += segment.value
+    if band is not None:
+        # The range over the bar (a shaded span) and a bracket under it with its label.
+        b0, b1 = x(band[0]), x(band[1])
+        parts.append(
+            f'<rect class="range-band" x="{b0:.1f}" y="{top - 4}" '
+            f'width="{max(b1 - b0, 1):.1f}" height="{bar_h + 8}">'
+            f"<title>{escape(band_label)}</title></rect>"
+        )
+        by = top + bar_h + 8
+        parts.append(
+            f'<path class="range-bracket" d="M{b0:.1f},{by - 4} V{by} H{b1:.1f} V{by - 4}"/>'
+        )
+        anchor = "end" if b1 > width * 0.75 else "start"
+        parts.append(
+            f'<text class="range-label" x="{(b1 if anchor == "end" else b0):.1f}" '
+            f'y="{height - 6}" text-anchor="{anchor}">{escape(band_label)}</text>'
+        )
     for value in linear_ticks(0, scale_max, target=3 if narrow else 5):
         parts.append(
             f'<text class="tick" x="{x(value):.1f}" y="{top + bar_h + 20}" '

@@ -391,6 +391,17 @@ class PlanForm(_WorkloadFields):
     objective = forms.ChoiceField(
         label=_("Rank by"), required=False, choices=_choices(OBJECTIVES, labels.OBJECTIVES)
     )
+    # Blank is the server's setting (SIZING_FIT_ON, high by default).
+    fit_on = forms.ChoiceField(
+        label=_("Decide the fit on"),
+        required=False,
+        choices=[
+            ("", _("Default (the high end)")),
+            ("high", _("The high end of the memory range")),
+            ("point", _("The estimate itself")),
+        ],
+        help_text=_("The high end is what comparable measurements reached; safer against OOM."),
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -128,6 +128,9 @@ PRICE_UNITS: dict[str, Promise] = {
 
 REJECTIONS: dict[str, Promise] = {
     RejectionCode.DOES_NOT_FIT_MEMORY: _("Does not fit in GPU memory"),
+    RejectionCode.DOES_NOT_FIT_MEMORY_HIGH: _(
+        "Fits on the estimate, not on the high end of its range"
+    ),
     RejectionCode.NEEDS_MULTI_NODE: _("Needs more than one node"),
     RejectionCode.OVER_MAX_GPUS: _("More GPUs than allowed"),
     RejectionCode.OVER_MAX_USD_PER_HOUR: _("Over the hourly budget"),

@@ -400,6 +400,7 @@ RELAXABLE: dict[str, tuple[str, dict[str, Any]]] = {
     RejectionCode.STALE_PRICE: ("include_stale", {"include_stale": True}),
     RejectionCode.CONSUMER_GPU_EXCLUDED: ("datacenter_only", {"datacenter_only": False}),
     RejectionCode.BELOW_MIN_GPU_MEMORY: ("min_gpu_memory_gb", {"min_gpu_memory_gb": None}),
+    RejectionCode.DOES_NOT_FIT_MEMORY_HIGH: ("fit_on", {"fit_on": "point"}),
 }
 # Nearest misses shown per constraint to relax.
 NEAREST_MISSES = 3
@@ -442,6 +443,8 @@ def _setting_text(name: str, value: Any) -> str | None:
         return atlas_tags.hours(value)
     if value in ("true", "false"):
         return str(_("Yes") if value == "true" else _("No"))
+    if name == "fit_on":
+        return str(_("the high end of the range") if value == "high" else _("the estimate"))
     return atlas_tags.num(value, 1)
 
 
@@ -527,6 +530,7 @@ def _plan_context(
     )
     estimate = answer["estimate"]
     top_gpu = gpus.get(estimate.get("gpu") or "") if recommendations else None
+    span = estimate.get("memory_per_gpu_gib_range")
     memory_bar = _for_both_widths(
         charts.stacked_bar_svg,
         [
@@ -540,6 +544,13 @@ def _plan_context(
         capacity_label=(
             _("%(gpu)s: %(memory)s GiB") % {"gpu": top_gpu[0], "memory": f"{top_gpu[1]:g}"}
             if top_gpu
+            else ""
+        ),
+        band=tuple(span) if span else None,
+        band_label=(
+            _("Range %(range)s: what comparable measurements reached")
+            % {"range": atlas_tags.gib_range(span)}
+            if span
             else ""
         ),
     )
@@ -575,6 +586,7 @@ def _plan_context(
             if value
         ],
         "top_gpu": top_gpu,
+        "fit_on": estimate.get("fit_on"),
         "rejected": rejected,
         "misses": _nearest_misses(form, answer, constraints) if not recommendations else [],
         "inference": form.workload is not None and form.workload.task == "inference",

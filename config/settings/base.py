@@ -8,6 +8,7 @@ in-process and a local-memory cache. ``DATABASE_URL`` switches to PostgreSQL (ps
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -268,6 +269,11 @@ PRICE_SHELF_LIFE_DAYS = {
 }
 API_MAX_PAGE_SIZE = 1000
 CSV_MAX_ROWS = env.int("CSV_MAX_ROWS", default=100_000)
+# Whether a plan fits GPU memory is decided on the high end of the estimate's memory range
+# ("high", sizing/uncertainty.json) or on the point estimate ("point"); a request's fit_on wins.
+SIZING_FIT_ON = env.str("SIZING_FIT_ON", default="high")
+if SIZING_FIT_ON not in ("high", "point"):
+    raise ImproperlyConfigured(f"SIZING_FIT_ON must be high or point, not {SIZING_FIT_ON!r}")
 # /api/recommend answers are reused for identical requests until the catalog changes (any
 # refresh or edit), one of their prices turns stale, or this many seconds pass.
 RECOMMEND_CACHE_SECONDS = env.int("RECOMMEND_CACHE_SECONDS", default=300)

@@ -170,6 +170,7 @@ class EstimateInputSerializer(StrictSerializer):
     workload = WorkloadField()
     gpu = serializers.CharField(required=False, allow_null=True)
     gpu_count = serializers.IntegerField(required=False, min_value=1, max_value=4096)
+    fit_on = _field(inputs.CONSTRAINTS_BY_NAME["fit_on"])
 
     def validate_gpu(self, value: str | None) -> str | None:
         if value:
@@ -178,6 +179,13 @@ class EstimateInputSerializer(StrictSerializer):
 
 
 # --- Output shapes (for the OpenAPI schema; the views build plain dicts) -----------------
+
+
+class RangeField(serializers.ListField):
+    """[low, high]: a figure's range; it always holds the figure itself."""
+
+    def __init__(self, **kwargs):
+        super().__init__(child=serializers.FloatField(), min_length=2, max_length=2, **kwargs)
 
 
 class BreakdownSerializer(serializers.Serializer):
@@ -207,6 +215,26 @@ class EstimateOutputSerializer(serializers.Serializer):
     headroom_pct = serializers.FloatField(allow_null=True)
     assumptions = serializers.DictField()
     notes = serializers.ListField(child=serializers.CharField())
+    memory_per_gpu_gib_range = RangeField(
+        help_text="[low, high] GiB: the estimate times the 5th and 95th percentile of "
+        "measured/estimated on comparable calibration rows, checked leave-one-source-out "
+        "(docs/sizing.md, Ranges)."
+    )
+    gpu_hours_range = RangeField(allow_null=True, help_text="[low, high] GPU-hours, likewise.")
+    est_hours_range = RangeField(allow_null=True, help_text="[low, high] hours, likewise.")
+    tokens_per_second_range = RangeField(
+        allow_null=True, help_text="[low, high] tokens/s per GPU, likewise."
+    )
+    range_basis = serializers.DictField(
+        help_text="The calibration rows each range rests on (memory, time) and the quantiles."
+    )
+    fit_on = serializers.ChoiceField(
+        choices=inputs.FIT_ON,
+        help_text="What fits was decided on: high end of the range, or point.",
+    )
+    fits_point = serializers.BooleanField(
+        allow_null=True, help_text="Whether the estimate itself fits the given GPU and count."
+    )
 
 
 class MessageSerializer(serializers.Serializer):
@@ -253,6 +281,11 @@ class RecommendationSerializer(serializers.Serializer):
     warnings = serializers.ListField(child=serializers.CharField())
     reason_messages = MessageSerializer(many=True, help_text="The reasons, coded.")
     warning_messages = MessageSerializer(many=True, help_text="The warnings, coded.")
+    memory_per_gpu_gib_range = RangeField(help_text="[low, high] GiB (see estimate).")
+    est_hours_range = RangeField(allow_null=True, help_text="[low, high] hours.")
+    est_total_usd_range = RangeField(
+        allow_null=True, help_text="[low, high] USD: the hours range billed as this plan is."
+    )
 
 
 class RejectedEntrySerializer(serializers.Serializer):

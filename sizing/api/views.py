@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.utils import translation
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -20,6 +21,7 @@ from ..estimator import WorkloadError, estimate
 from ..messages import LANGUAGES, language_of
 from ..planner import FIT_HEADROOM
 from ..services import CONSTRAINT_FIELDS, constraints_build, workload_build
+from ..uncertainty import fit_factor, fit_headroom
 from . import serializers
 
 WORKLOAD_DOC = (
@@ -73,11 +75,21 @@ class EstimateView(APIView):
         if slug and row is None:
             raise drf_serializers.ValidationError({"gpu": [f"unknown GPU {slug!r}"]})
         gpu = selectors.gpu_spec(row) if row else None
+        fit_on = form.validated_data.get("fit_on") or settings.SIZING_FIT_ON
+        # Fitting the high end of the memory range with FIT_HEADROOM free is fitting the
+        # estimate with a larger share free: the sharding, min_gpus and fits follow from it.
+        headroom = fit_headroom(FIT_HEADROOM, fit_factor(workload, fit_on))
         try:
-            est = estimate(workload, gpu=gpu, gpu_count=count, headroom=FIT_HEADROOM)
+            est = estimate(workload, gpu=gpu, gpu_count=count, headroom=headroom)
         except WorkloadError as exc:  # e.g. tensor x pipeline parallel does not divide gpu_count
             raise drf_serializers.ValidationError(exc.errors) from exc
-        return Response(selectors.estimate_dict(est, gpu=slug, gpu_count=count))
+        fits_point = None
+        if gpu is not None:
+            fits_point = est.memory_per_gpu_gib <= float(gpu.memory_gib) * (1 - FIT_HEADROOM)
+        answer = selectors.estimate_dict(
+            est, gpu=slug, gpu_count=count, workload=workload, fit_on=fit_on, fits_point=fits_point
+        )
+        return Response(answer)
 
 
 # Query-string names of /api/recommend besides workload and constraint fields.

@@ -14,6 +14,7 @@ from ..estimator import Estimate, GPUSpec, Workload, estimate
 from ..messages import Message
 from ..messages import MessageCode as C
 from ..messages import RejectionCode as R
+from ..uncertainty import fit_factor
 from .offers import Constraints, Offer
 from .results import Plan, Rejections
 from .rules import (
@@ -217,6 +218,12 @@ def _failure_example(
         return Message(C.EXAMPLE_OFFER, named)
     if isinstance(step, OverMax):
         return Message(C.EXAMPLE_OVER_MAX_GPUS, {**named, "max_gpus": max_gpus})
+    if isinstance(step, NoFit) and step.high_gib is not None:
+        return Message(
+            C.EXAMPLE_NO_FIT_HIGH,
+            {**named, "memory_gib": step.memory_gib, "high_gib": step.high_gib,
+             "total": step.total, "capacity_gib": profile.capacity},
+        )  # fmt: skip
     if isinstance(step, NoFit):
         return Message(
             C.EXAMPLE_NO_FIT,
@@ -278,7 +285,10 @@ def _advice(
     if not priced:
         if rejected.count(R.OVER_MAX_TOTAL_USD) or rejected.count(R.OVER_MAX_HOURS):
             advice.append(Message(C.OVER_BUDGET))
-        if rejected.count(R.DOES_NOT_FIT_MEMORY) or rejected.count(R.NEEDS_MULTI_NODE):
+        on_high = rejected.count(R.DOES_NOT_FIT_MEMORY_HIGH)
+        if on_high:
+            advice.append(Message(C.FIT_ON_POINT, {"count": on_high}))
+        if rejected.count(R.DOES_NOT_FIT_MEMORY) or rejected.count(R.NEEDS_MULTI_NODE) or on_high:
             if workload.method in ("full", "freeze") and finetune:
                 advice.append(Message(C.TRY_LORA))
             if workload.gradient_checkpointing != "full" and training:
@@ -291,11 +301,11 @@ def _advice(
 
 
 def _what_would_fit(
-    workload: Workload, cards: dict[int, GPUSpec], plans: list[Plan]
+    workload: Workload, cards: dict[int, GPUSpec], plans: list[Plan], fit_on: str = "high"
 ) -> list[Message]:
     """Cheaper shapes of the same job, checked with the estimator: full checkpointing on one
     80 GB GPU, QLoRA on one 24 GB card (fine-tuning only). Said only when the best plan needs
-    more than that."""
+    more than that; fits are decided as the plans' are (``fit_on``)."""
     if workload.task == "inference" or (plans and plans[0].gpu_count <= 1):
         return []
     hints = []
@@ -307,7 +317,8 @@ def _what_would_fit(
             gpu_count=1,
             explain=False,
         )
-        if est.memory_per_gpu_gib <= big.memory_gib * (1 - FIT_HEADROOM):
+        factor = fit_factor(workload, fit_on)
+        if est.memory_per_gpu_gib * factor <= big.memory_gib * (1 - FIT_HEADROOM):
             hints.append(Message(C.CHECKPOINTING_FITS_80GB, {"memory_gib": est.memory_per_gpu_gib}))
     small = cards.get(24)
     if small and workload.task == "finetune" and workload.method in ("full", "lora", "freeze"):
@@ -317,7 +328,8 @@ def _what_would_fit(
             mixed_precision=None, optimizer=workload.optimizer or "adamw",
         )  # fmt: skip
         est = estimate(qlora, gpu=small, gpu_count=1, explain=False)
-        if est.memory_per_gpu_gib <= small.memory_gib * (1 - FIT_HEADROOM):
+        factor = fit_factor(qlora, fit_on)
+        if est.memory_per_gpu_gib * factor <= small.memory_gib * (1 - FIT_HEADROOM):
             hints.append(Message(C.QLORA_FITS_24GB, {"memory_gib": est.memory_per_gpu_gib}))
     return hints
 

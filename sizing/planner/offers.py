@@ -78,6 +78,9 @@ class Constraints:
     # None: stale list prices are ranked (flagged), stale spot and marketplace prices are left
     # out; True: every stale price is ranked, flagged; False: every stale price is left out.
     include_stale: bool | None = None
+    # "high": a plan fits when the high end of the memory range does (sizing/uncertainty.py);
+    # "point": when the estimate itself does.
+    fit_on: str = "high"
 
     def leaves_out(self, offer: Offer) -> bool:
         """Whether a stale price is left out of the ranking (counted as ``stale_price``)."""

@@ -13,6 +13,7 @@ from catalog.pricing import PricingModel
 from ..estimator import GPUSpec, Workload
 from ..messages import Message, MessageCode
 from ..messages import RejectionCode as R
+from ..uncertainty import fit_factor
 from .explain import (
     Stream,
     _advice,
@@ -96,7 +97,7 @@ class _Planner:
         self.workload = workload
         self.c = c
         self.objective = objective
-        self.cache = _EstimateCache(workload, headroom)
+        self.cache = _EstimateCache(workload, headroom, fit_factor(workload, c.fit_on))
         self.max_gpus = c.max_gpus or DEFAULT_MAX_GPUS
         self.price_limits = c.max_usd_per_hour is not None or c.max_total_usd is not None
         self.first_only = objective != "fastest" and workload.task == "inference"
@@ -352,7 +353,7 @@ class _Planner:
         )
         spot = _spot_saving(list(spot_streams), twin, self.objective)
         advice = _advice(self.workload, self.c, self.rejected, priced, term_priced, spot)
-        advice.extend(_what_would_fit(self.workload, self.cards, plans))
+        advice.extend(_what_would_fit(self.workload, self.cards, plans, self.c.fit_on))
         advice.extend(_cap_advice(self.c, self.rejected, plans))
         return PlanResult(
             plans=plans, rejected=self.rejected, advice=advice, considered=self.considered

@@ -16,8 +16,9 @@ from ..estimator import (
     memory_per_gpu_gib,
 )
 from ..messages import RejectionCode as R
+from ..uncertainty import fit_headroom
 from .offers import Constraints, Offer
-from .rules import FIT_HEADROOM, NODE_COUNTS, PLAIN_NETWORK_GBPS
+from .rules import NODE_COUNTS, PLAIN_NETWORK_GBPS
 
 if TYPE_CHECKING:
     from .fastpaths import _Route
@@ -33,13 +34,15 @@ class OverMax:
 
 @dataclass(frozen=True, slots=True)
 class NoFit:
-    """A node count whose per-GPU memory leaves less than the fit headroom free."""
+    """A node count whose per-GPU memory (or the high end of its range, when fits are decided
+    on it) leaves less than the fit headroom free."""
 
     nodes: int
     total: int
     sharding: str | None
     memory_gib: float
-    reason: str  # does_not_fit_memory or needs_multi_node
+    reason: str  # does_not_fit_memory, needs_multi_node or does_not_fit_memory_high
+    high_gib: float | None = None  # the high end of the memory range, when it decided
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,9 +97,13 @@ class _EstimateCache:
     """Estimates for one workload per (GPU, GPU count, topology), without the working: the
     planner weighs thousands of shapes and writes notes only for the plans it returns."""
 
-    def __init__(self, workload: Workload, headroom: float) -> None:
+    def __init__(self, workload: Workload, headroom: float, fit_factor: float = 1.0) -> None:
         self.workload = workload
         self.headroom = headroom
+        # Fits are decided on memory x fit_factor (the high end of the range, or 1: the point).
+        self.fit_factor = fit_factor
+        # Sharding is chosen so that memory x fit_factor leaves ``headroom`` free.
+        self.sharding_headroom = fit_headroom(headroom, fit_factor)
         self._cache: dict[tuple[object, ...], tuple[str | None, Estimate]] = {}
         self._by_sharding: dict[str, Workload] = {}
         self._memory: dict[tuple[int, int], tuple[str | None, float]] = {}
@@ -107,7 +114,7 @@ class _EstimateCache:
         sharding = workload.sharding
         if sharding is None and workload.task != "inference":
             sharding = (
-                choose_sharding(workload, gpu, gpu_count, self.headroom)
+                choose_sharding(workload, gpu, gpu_count, self.sharding_headroom)
                 if gpu_count > 1
                 else "none"
             )
@@ -278,7 +285,14 @@ class _Profile:
             else offer.network_gbps or (None if offer.inter_rdma else PLAIN_NETWORK_GBPS),
         )
         sharding, memory = self.cache.memory(self.device, total)
-        if memory > self.capacity * (1 - FIT_HEADROOM):
+        limit = self.capacity * (1 - self.cache.headroom)
+        high = memory * self.cache.fit_factor
+        if high > limit:
+            if memory <= limit:  # the estimate fits, the high end of its range does not
+                self.shapes.append(
+                    NoFit(nodes, total, sharding, memory, R.DOES_NOT_FIT_MEMORY_HIGH, high)
+                )
+                return
             reason = (
                 R.DOES_NOT_FIT_MEMORY if nodes == 1 or c.allow_multi_node else R.NEEDS_MULTI_NODE
             )

@@ -295,6 +295,25 @@ def test_estimate_that_does_not_fit_exits_3(atlas):
 
 
 @LIVE
+def test_estimate_shows_the_range_and_fit_on_flips_the_verdict(atlas):
+    # ~35 GiB estimated for a 40 GB A100: fits on the estimate, not on the high end.
+    argv = ["--model", "llama-3-8b", "--method", "lora", "--batch-size", "1"]
+    argv += ["--gpu", "a100-sxm4-40gb"]
+    strict = atlas("estimate", *argv)
+    assert strict.code == 3
+    assert "the estimate fits, the high end of its range" in strict.err
+    assert "--fit-on point" in strict.err
+    loose = atlas("estimate", *argv, "--fit-on", "point")
+    assert loose.code == 0, loose.err
+    line = next(line for line in loose.out.splitlines() if line.startswith("memory range"))
+    assert " GiB (5th-95th percentile of " in line and "calibration rows" in line
+    assert "decided on the estimate" in loose.out
+    table = atlas("recommend", *LORA_8B, "--limit", "2", "--fit-on", "point")
+    assert table.code == 0, table.err
+    assert "mem/GPU GiB (range)" in table.out
+
+
+@LIVE
 def test_estimate_hours_gate(atlas):
     argv = ["--model", "llama-2-7b", "--method", "qlora", "--gpu", "t4", "--tokens", "1e8"]
     assert atlas("estimate", *argv, "--fail-if-hours-over", "100000").code == 0

@@ -49,6 +49,8 @@ CONSTRAINTS = {
         "datacenter_only": True,
         "max_usd_per_hour": 30,
     },
+    # Fits on the estimate itself rather than the high end of its range (the default).
+    "point-fit-hourly-cap": {"fit_on": "point", "max_usd_per_hour": 12},
     "fresh-terms": {
         "include_stale": False,
         "pricing": ["monthly", "reserved_1y", "spot"],

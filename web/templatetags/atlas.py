@@ -14,6 +14,7 @@ from .. import labels
 register = template.Library()
 
 DASH = "\u2014"
+EN_DASH = "\u2013"  # between the ends of a range
 Number = float | int | Decimal | None
 
 
@@ -45,6 +46,40 @@ def num(value: Number, places: int = 0) -> str:
 def gib(value: Number) -> str:
     """Memory in GiB: 34.8 GiB."""
     return DASH if value is None else f"{num(value, 1)} GiB"
+
+
+def _span(values: list | tuple | None, fmt) -> str | None:
+    if not values or len(values) != 2 or values[0] is None or values[1] is None:
+        return None
+    return fmt(values[0], values[1])
+
+
+@register.filter
+def gib_range(values: list | tuple | None) -> str:
+    """A memory range: 38-46 GiB (one decimal under 10 GiB)."""
+
+    def fmt(low: float, high: float) -> str:
+        places = 1 if high < 10 else 0
+        return f"{num(low, places)}{EN_DASH}{num(high, places)} GiB"
+
+    return _span(values, fmt) or DASH
+
+
+@register.filter
+def hours_range(values: list | tuple | None) -> str:
+    """A time range: 12-15 h."""
+
+    def fmt(low: float, high: float) -> str:
+        places = 1 if high < 10 else 0
+        return f"{num(low, places)}{EN_DASH}{num(high, places)} h"
+
+    return _span(values, fmt) or DASH
+
+
+@register.filter
+def usd_range(values: list | tuple | None) -> str:
+    """A cost range: $1,200-1,500."""
+    return _span(values, lambda low, high: f"{usd(low)}{EN_DASH}{usd(high)}") or DASH
 
 
 @register.filter
