@@ -144,3 +144,22 @@ class UnmatchedKind(models.TextChoices):
     SKU = "sku", "SKU"
     INSTANCE = "instance", "Instance type or family"
     REGION = "region", "Region"
+
+
+class CrossCheckStatus(models.TextChoices):
+    """How a cross-check of a provider's prices against a second source ended."""
+
+    RUNNING = "running", "Running"
+    SUCCESS = "success", "Success"
+    FAILED = "failed", "Failed"
+
+
+class DisagreementStatus(models.TextChoices):
+    """Where a price disagreement stands in the curators' queue."""
+
+    OPEN = "open", "Open"
+    ACCEPTED = "accepted", "Accepted (second source applied)"
+    DISMISSED = "dismissed", "Dismissed (primary kept)"
+    # Closed by a later cross-check: the two sources agree again (or the figures returned to ones
+    # a curator already decided).
+    RESOLVED = "resolved", "Resolved (sources agree again)"

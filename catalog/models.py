@@ -477,3 +477,122 @@ class QuarantinedPrice(models.Model):
 
     def __str__(self) -> str:
         return f"{self.instance_type} {self.region.code} {self.pricing_model}: {self.reason}"
+
+
+class CrossCheckRun(models.Model):
+    """One comparison of a provider's current prices with a second, independent source."""
+
+    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="crosscheck_runs")
+    source = models.CharField(max_length=64, help_text="The second source, e.g. SkyPilot catalog.")
+    source_url = models.URLField(max_length=500, blank=True)
+    source_commit = models.CharField(max_length=40, blank=True)
+    source_date = models.DateTimeField(
+        null=True, blank=True, help_text="When the source published what was read (its commit)."
+    )
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(
+        max_length=8,
+        choices=choices.CrossCheckStatus.choices,
+        default=choices.CrossCheckStatus.RUNNING,
+    )
+    trigger = models.CharField(max_length=16, default="schedule")
+    rows_read = models.PositiveIntegerField(default=0)
+    compared = models.PositiveIntegerField(default=0)
+    agreements = models.PositiveIntegerField(default=0)
+    disagreements = models.PositiveIntegerField(default=0)
+    filed = models.PositiveIntegerField(default=0)
+    refreshed = models.PositiveIntegerField(default=0)
+    already_decided = models.PositiveIntegerField(default=0)
+    resolved = models.PositiveIntegerField(default=0)
+    not_covered = models.PositiveIntegerField(default=0)
+    not_independent = models.PositiveIntegerField(default=0)
+    unmatched = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    warnings = models.JSONField(default=list, blank=True)
+
+    # What a run counts; listed by the admin, the command and the service alike.
+    COUNT_FIELDS = (
+        "rows_read", "compared", "agreements", "disagreements", "filed", "refreshed",
+        "already_decided", "resolved", "not_covered", "not_independent", "unmatched",
+    )  # fmt: skip
+
+    class Meta:
+        ordering = ["-started_at"]
+        verbose_name = "cross-check run"
+        indexes = [models.Index(fields=["provider", "-started_at"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["provider"],
+                condition=Q(status="running"),
+                name="one_running_crosscheck_per_provider",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider.slug} cross-check {self.started_at:%Y-%m-%d %H:%M} {self.status}"
+
+
+class PriceDisagreement(models.Model):
+    """A current price a second source puts more than the tolerance away, for a curator.
+
+    Never applied by itself: a curator accepts it (the second source's figure becomes the price,
+    with history) or dismisses it (the primary stays). The same figures are filed once.
+    """
+
+    price = models.ForeignKey(Price, on_delete=models.PROTECT, related_name="disagreements")
+    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="+")
+    primary_usd_per_hour = models.DecimalField(max_digits=16, decimal_places=6)
+    primary_observed_at = models.DateTimeField()
+    second_usd_per_hour = models.DecimalField(
+        max_digits=16, decimal_places=6, help_text="The second source's figure nearest ours."
+    )
+    second_low_usd_per_hour = models.DecimalField(
+        max_digits=16, decimal_places=6, help_text="Lowest of the source's zone figures."
+    )
+    second_high_usd_per_hour = models.DecimalField(
+        max_digits=16, decimal_places=6, help_text="Highest of the source's zone figures."
+    )
+    ratio = models.DecimalField(
+        max_digits=12, decimal_places=4, null=True, blank=True, help_text="Second / primary."
+    )
+    source = models.CharField(max_length=64)
+    source_url = models.URLField(max_length=500, blank=True)
+    source_commit = models.CharField(max_length=40, blank=True)
+    source_date = models.DateTimeField(null=True, blank=True)
+    run = models.ForeignKey(
+        CrossCheckRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    status = models.CharField(
+        max_length=10,
+        choices=choices.DisagreementStatus.choices,
+        default=choices.DisagreementStatus.OPEN,
+    )
+    first_seen_at = models.DateTimeField()
+    last_seen_at = models.DateTimeField()
+    times_seen = models.PositiveIntegerField(default=1)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decided_by = models.CharField(max_length=150, blank=True)
+    note = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        ordering = ["status", "-last_seen_at"]
+        verbose_name = "price disagreement"
+        constraints = [
+            # The same figures for the same price are one disagreement, whatever became of it.
+            models.UniqueConstraint(
+                fields=["price", "primary_usd_per_hour", "second_usd_per_hour"],
+                name="disagreement_natural_key",
+            ),
+            models.UniqueConstraint(
+                fields=["price"],
+                condition=Q(status="open"),
+                name="one_open_disagreement_per_price",
+            ),
+            models.CheckConstraint(
+                condition=Q(second_usd_per_hour__gte=0), name="disagreement_second_nonneg"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.price}: {self.source} says {self.second_usd_per_hour} USD/h"

@@ -1,14 +1,21 @@
-"""The refresh bookkeeping curators act on: held runs, quarantined prices, unmatched names."""
+"""The refresh bookkeeping curators act on: held runs, quarantined prices, unmatched names and
+price disagreements the cross-check filed."""
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from catalog import choices
-from catalog.models import QuarantinedPrice, ScrapeRun, UnmatchedGPUName
+from catalog.models import (
+    CrossCheckRun,
+    PriceDisagreement,
+    QuarantinedPrice,
+    ScrapeRun,
+    UnmatchedGPUName,
+)
 from catalog.services import unmatched_gpu_name_map
 
-from . import services
+from . import crosscheck, services
 
 
 @admin.register(ScrapeRun)
@@ -135,3 +142,72 @@ class QuarantinedPriceAdmin(admin.ModelAdmin):
             services.quarantined_price_reject(item=item, user=request.user.get_username())
             done += 1
         self.message_user(request, f"Rejected {done} price(s).")
+
+
+@admin.register(CrossCheckRun)
+class CrossCheckRunAdmin(admin.ModelAdmin):
+    """Every cross-check against the second source: what it read, compared and filed."""
+
+    list_display = [
+        "provider",
+        "started_at",
+        "status",
+        *CrossCheckRun.COUNT_FIELDS,
+        "source_commit",
+    ]
+    list_filter = ["status", "provider", "trigger"]
+    list_select_related = ["provider"]
+    date_hierarchy = "started_at"
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in self.model._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+
+@admin.register(PriceDisagreement)
+class PriceDisagreementAdmin(admin.ModelAdmin):
+    """Prices a second source puts more than the tolerance away: accept its figure or dismiss it.
+
+    Accepting writes the second figure as the current price (a curator's price, with history and a
+    source note naming the source and commit); dismissing keeps ours. Neither figure is filed again
+    unless one of them moves (docs/operations.md).
+    """
+
+    list_display = [
+        "price", "provider", "primary_usd_per_hour", "second_usd_per_hour", "ratio",
+        "primary_observed_at", "source_commit", "status", "times_seen", "last_seen_at",
+    ]  # fmt: skip
+    list_filter = ["status", "provider", "price__pricing_model"]
+    search_fields = ["price__instance_type__name", "price__region__code", "note"]
+    list_select_related = ["provider", "price__instance_type__provider", "price__region"]
+    actions = ["accept", "dismiss"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in self.model._meta.fields if f.name != "note"]
+
+    def has_add_permission(self, request):
+        return False
+
+    @admin.action(description="Accept: make the second source's figure the current price")
+    def accept(self, request: HttpRequest, queryset: QuerySet[PriceDisagreement]) -> None:
+        done = 0
+        for item in queryset.filter(status=choices.DisagreementStatus.OPEN).select_related(
+            "provider"
+        ):
+            try:
+                crosscheck.price_disagreement_accept(item=item, user=request.user.get_username())
+            except crosscheck.DisagreementDecisionError as exc:
+                self.message_user(request, str(exc), level=messages.WARNING)
+                continue
+            done += 1
+        self.message_user(request, f"Accepted {done} disagreement(s).")
+
+    @admin.action(description="Dismiss: keep the current prices")
+    def dismiss(self, request: HttpRequest, queryset: QuerySet[PriceDisagreement]) -> None:
+        done = 0
+        for item in queryset.filter(status=choices.DisagreementStatus.OPEN):
+            crosscheck.price_disagreement_dismiss(item=item, user=request.user.get_username())
+            done += 1
+        self.message_user(request, f"Dismissed {done} disagreement(s).")

@@ -9,7 +9,7 @@ from prometheus_client.registry import Collector
 
 from catalog import choices
 
-from .selectors import scraper_health
+from .selectors import crosscheck_last_runs, crosscheck_open_counts, scraper_health
 
 STATES = ("ok", "warnings", "held", "failing", "never")
 
@@ -50,3 +50,23 @@ class ScraperHealthCollector(Collector):
             for kind in choices.UnmatchedKind.values:
                 unmatched.add_metric([item.provider, kind], item.unmatched_names.get(kind, 0))
         yield from (state, held, warnings, records, unmatched)
+        yield from crosscheck_metrics()
+
+
+def crosscheck_metrics() -> Iterator[GaugeMetricFamily]:
+    """Open price disagreements and the last cross-check per provider (two small queries)."""
+    open_items = GaugeMetricFamily(
+        "gpuatlas_price_disagreements_open",
+        "Price disagreements with the second source waiting for a curator",
+        labels=["provider"],
+    )
+    last_run = GaugeMetricFamily(
+        "gpuatlas_crosscheck_last_run_timestamp_seconds",
+        "When the provider's last cross-check started (Unix time)",
+        labels=["provider", "status"],
+    )
+    for slug, count in crosscheck_open_counts().items():
+        open_items.add_metric([slug], count)
+    for slug, (started_at, status) in crosscheck_last_runs().items():
+        last_run.add_metric([slug, status], started_at.timestamp())
+    yield from (open_items, last_run)

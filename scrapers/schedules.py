@@ -9,9 +9,12 @@ from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
 from catalog.models import Provider
 
+from .crosscheck import crosscheck_providers
+
 
 def schedules_ensure() -> int:
-    """Create a periodic refresh per provider (default every 6 hours) and a daily currency task.
+    """Create a periodic refresh per provider (default every 6 hours), a daily currency task and
+    a cross-check per provider with a second source (default weekly).
 
     Idempotent and respectful: an existing task (perhaps edited by a curator) is left as it is.
     """
@@ -35,4 +38,20 @@ def schedules_ensure() -> int:
         name="refresh currency rates (ECB)",
         defaults={"task": "scrapers.refresh_currency_rates", "interval": daily},
     )
-    return created + made
+    created += made
+    # The cross-check against a second source runs on its own, slower clock (weekly by default).
+    weekly = IntervalSchedule.objects.get_or_create(
+        every=settings.CROSSCHECK_INTERVAL_HOURS, period=IntervalSchedule.HOURS
+    )[0]
+    for slug in crosscheck_providers():
+        _, made = PeriodicTask.objects.get_or_create(
+            name=f"cross-check prices: {slug}",
+            defaults={
+                "task": "scrapers.crosscheck_provider",
+                "interval": weekly,
+                "args": json.dumps([slug]),
+                "kwargs": json.dumps({"trigger": "schedule"}),
+            },
+        )
+        created += made
+    return created

@@ -8,7 +8,13 @@ from datetime import datetime
 from django.db.models import Count
 
 from catalog import choices
-from catalog.models import Provider, ScrapeRun, UnmatchedGPUName
+from catalog.models import (
+    CrossCheckRun,
+    PriceDisagreement,
+    Provider,
+    ScrapeRun,
+    UnmatchedGPUName,
+)
 
 
 @dataclass
@@ -70,3 +76,29 @@ def scraper_health(*, provider: str | None = None) -> list[ScraperHealth]:
     for row in pending.values("provider__slug", "kind").annotate(n=Count("id")):
         by_slug[row["provider__slug"]].unmatched_names[row["kind"]] = row["n"]
     return list(by_slug.values())
+
+
+def crosscheck_open_counts() -> dict[str, int]:
+    """Open price disagreements per provider slug (every provider with a second source: 0 if none)."""
+    from .crosscheck import crosscheck_providers
+
+    counts = dict.fromkeys(crosscheck_providers(), 0)
+    rows = (
+        PriceDisagreement.objects.filter(status=choices.DisagreementStatus.OPEN)
+        .values("provider__slug")
+        .annotate(n=Count("id"))
+    )
+    for row in rows:
+        counts[row["provider__slug"]] = row["n"]
+    return counts
+
+
+def crosscheck_last_runs() -> dict[str, tuple[datetime, str]]:
+    """Each provider's newest cross-check: (started at, status)."""
+    last: dict[str, tuple[datetime, str]] = {}
+    runs = CrossCheckRun.objects.order_by("provider__slug", "-started_at").values_list(
+        "provider__slug", "started_at", "status"
+    )
+    for slug, started_at, status in runs:
+        last.setdefault(slug, (started_at, status))
+    return last

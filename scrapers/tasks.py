@@ -76,3 +76,28 @@ def reap_abandoned_refreshes() -> list[str]:
         refresh_provider.delay(run.provider.slug, "recovery")
         retried.append(run.provider.slug)
     return retried
+
+
+@shared_task(
+    name="scrapers.crosscheck_provider",
+    bind=True,
+    acks_late=True,
+    soft_time_limit=600,
+    time_limit=900,
+    max_retries=3,
+)
+def crosscheck_provider(self, provider_slug: str, trigger: str = "schedule") -> dict:
+    """Compare one provider's prices with its second source; files disagreements, writes no price."""
+    from .crosscheck import CrossCheckInProgress, crosscheck_run
+
+    try:
+        run = crosscheck_run(provider_slug=provider_slug, trigger=trigger)
+    except CrossCheckInProgress as exc:
+        return {"provider": provider_slug, "status": "skipped", "reason": str(exc)}
+    if (
+        run.status == "failed"
+        and run.error.startswith(FetchError.__name__)
+        and not self.request.is_eager
+    ):
+        raise self.retry(countdown=300 * 2**self.request.retries, exc=FetchError(run.error))
+    return {"provider": provider_slug, "run": run.pk, "status": run.status, "filed": run.filed}

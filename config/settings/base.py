@@ -377,3 +377,26 @@ SCRAPE_GONE_AFTER_RUNS = env.int("SCRAPE_GONE_AFTER_RUNS", default=3)
 # GPU name it had) is held for a curator instead of marking prices gone (docs/operations.md).
 SCRAPE_HOLD_BELOW_SHARE = env.float("SCRAPE_HOLD_BELOW_SHARE", default=0.7)
 SCRAPE_DEFAULT_INTERVAL_HOURS = env.int("SCRAPE_DEFAULT_INTERVAL_HOURS", default=6)
+
+# --- Cross-check against a second source (scrapers/crosscheck.py, docs/operations.md) ----------
+# SkyPilot's public catalog CSVs, read per hyperscaler: <raw base>/<commit or ref>/<path>. With an
+# API base the newest commit of the file is looked up first and recorded ("" skips the lookup).
+CROSSCHECK_SKYPILOT_RAW_BASE = env(
+    "CROSSCHECK_SKYPILOT_RAW_BASE",
+    default="https://raw.githubusercontent.com/skypilot-org/skypilot-catalog",
+)
+CROSSCHECK_SKYPILOT_API_BASE = env(
+    "CROSSCHECK_SKYPILOT_API_BASE",
+    default="https://api.github.com/repos/skypilot-org/skypilot-catalog",
+)
+CROSSCHECK_SKYPILOT_REF = env("CROSSCHECK_SKYPILOT_REF", default="master")
+# Provider slug -> file in the repository; CROSSCHECK_SKYPILOT_PATHS="aws=catalogs/v8/aws/vms.csv".
+CROSSCHECK_SKYPILOT_PATHS = {
+    "aws": "catalogs/v8/aws/vms.csv",
+    "azure": "catalogs/v8/azure/vms.csv",
+    "gcp": "catalogs/v8/gcp/vms.csv",
+    **env.dict("CROSSCHECK_SKYPILOT_PATHS", default={}),
+}
+# A disagreement is filed when the second source is more than this share away from our price.
+CROSSCHECK_TOLERANCE = env.float("CROSSCHECK_TOLERANCE", default=0.10)
+CROSSCHECK_INTERVAL_HOURS = env.int("CROSSCHECK_INTERVAL_HOURS", default=7 * 24)

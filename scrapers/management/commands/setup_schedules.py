@@ -6,7 +6,10 @@ from scrapers.schedules import schedules_ensure
 
 
 class Command(BaseCommand):
-    help = "Create a periodic refresh task per provider and a daily currency-rate task, if missing."
+    help = (
+        "Create a periodic refresh task per provider, a daily currency-rate task and a weekly "
+        "price cross-check per hyperscaler, if missing."
+    )
 
     def handle(self, *args, **options):
         created = schedules_ensure()
