@@ -90,6 +90,7 @@ _MONEY = re.compile(r"\$\s*([0-9][0-9,]*(?:\.[0-9]+)?)")
 _NUMBER = re.compile(r"([0-9][0-9,]*(?:\.[0-9]+)?)")
 _COUNT = re.compile(r"^\s*(\d+)\s*x\b", re.IGNORECASE)
 _PRICING_TABLE_CLASS = re.compile(r"^_?pricingTable")
+_ISLANDS = re.compile(r"\bvar\s+newIslands\s*=\s*")
 _SIZE_UNITS_GIB = {"gib": Decimal(1), "gb": Decimal(1), "tib": Decimal(1024), "tb": Decimal(1024)}
 
 
@@ -224,17 +225,22 @@ class LambdaScraper(Scraper):
             raise ParseError("lambda page: truncated (no closing </html>)")
         soup = BeautifulSoup(page.body, "html.parser")
         section = _instances_section(soup)
-        if section is None:
-            raise ParseError("lambda page: no 'Instances pricing' section (layout changed?)")
-        tables = section.find_all("table", class_=_PRICING_TABLE_CLASS)
-        if not tables:
-            raise ParseError("lambda page: 'Instances pricing' has no pricing table")
+        if section is not None:
+            tables = section.find_all("table", class_=_PRICING_TABLE_CLASS)
+            if not tables:
+                raise ParseError("lambda page: 'Instances pricing' has no pricing table")
+            counted = [(table, _tab_gpu_count(soup, table)) for table in tables]
+        else:
+            # The page also ships its tabs as hydration data ("var newIslands = [...]": a
+            # TabsIsland whose tabs carry the table HTML); read them when no rendered section is.
+            counted = self._island_tables(soup)
+            if not counted:
+                raise ParseError("lambda page: no 'Instances pricing' section (layout changed?)")
 
         source_url = _strip_source_url(page.url)
         records: list[PriceRecord] = []
         seen: set[tuple[str, str]] = set()
-        for table in tables:
-            gpu_count = _tab_gpu_count(soup, table)
+        for table, gpu_count in counted:
             headers = [_clean(th.get_text(" ")) for th in table.select("thead th")]
             for row in table.select("tbody tr"):
                 cells = _row_cells(row, headers)
@@ -278,6 +284,40 @@ class LambdaScraper(Scraper):
                     seen.add((record.instance_type, record.region))
                     records.append(record)
         return records
+
+    def _island_tables(self, soup: BeautifulSoup) -> list[tuple[Tag, int]]:
+        """(pricing table, GPUs per instance) from the TabsIsland hydration scripts.
+
+        Only islands whose every tab is a GPU count ("8x", "4x", ...) are instance tabs; a table
+        without a VRAM/GPU column (the 1-Click Clusters one) is noted and left out.
+        """
+        counted: list[tuple[Tag, int]] = []
+        for script in soup.find_all("script"):
+            text = script.string or ""
+            for match in _ISLANDS.finditer(text):
+                try:
+                    islands, _ = json.JSONDecoder().raw_decode(text, match.end())
+                except json.JSONDecodeError as exc:
+                    raise ParseError(f"lambda page: island data is not JSON ({exc.msg})") from exc
+                for island in islands if isinstance(islands, list) else []:
+                    props = island.get("props") if isinstance(island, dict) else None
+                    tabs = props.get("tabs") if isinstance(props, dict) else None
+                    if not isinstance(tabs, list) or not tabs:
+                        continue
+                    labels = [str(t.get("label", "")) if isinstance(t, dict) else "" for t in tabs]
+                    counts = [_COUNT.fullmatch(label.strip()) for label in labels]
+                    if not all(counts):
+                        continue  # not the instance-size tabs
+                    for tab, label, found in zip(tabs, labels, counts, strict=True):
+                        html = BeautifulSoup(str(tab.get("contentHtml") or ""), "html.parser")
+                        count = int(found.group(1)) if found else 0
+                        for table in html.find_all("table", class_=_PRICING_TABLE_CLASS):
+                            columns = [_clean(th.get_text(" ")) for th in table.select("thead th")]
+                            if "VRAM/GPU" not in columns:
+                                self.note_skipped(f"{label} tab", "table without a VRAM/GPU column")
+                                continue
+                            counted.append((table, count))
+        return counted
 
     # --- shared ------------------------------------------------------------------------------
     def _records_for(

@@ -7,6 +7,7 @@ and its parser disagree, one of these tests fails.
 
 from __future__ import annotations
 
+import json
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -49,6 +50,43 @@ def test_gcp_real_opencost_skus_price_the_a2_machines():
     assert len(prices) == 5 * 3
     assert {key[2] for key in prices} == {"on_demand"}
     assert result.unmatched() == []
+
+
+def test_gcp_real_gpu_skus_of_2026_are_all_mapped_or_reported():
+    # GPU SKUs only (no vCPU/RAM SKUs): every GPU is recognised, no machine can be priced, and
+    # the one SKU the parser does not know is reported, not dropped.
+    scraper = GcpScraper(regions=["us-central1"])
+    result = parse_pages(scraper, [page("gcp/real/gpu-skus-2026-05.json", kind="catalog")])
+    assert result.records == []
+    skipped = {n.name: n.reason for n in result.notes if n.kind == NOTE_SKIPPED}
+    # "H200 141GB GPU" (no "Nvidia") and "Nvidia H100 80GB Plus GPU" name the A3 Ultra and Mega GPUs.
+    assert skipped["a3-ultragpu-8g us-central1 on_demand"].startswith(
+        "GPU SKU priced but no a3ultra"
+    )
+    assert skipped["a3-megagpu-8g us-central1 on_demand"].startswith("GPU SKU priced but no a3mega")
+    assert skipped["a3-highgpu-8g us-central1 reserved_1y"].startswith("GPU SKU priced but no a3 ")
+    assert skipped["Reserved Nvidia Tesla A100 GPU in Americas"] == "GPU booking mode not priced"
+    dws = "Nvidia Tesla T4 GPU attached to DWS Defined Duration VMs running in Americas"
+    assert skipped[dws] == "GPU booking mode not priced"
+    [unmatched] = result.unmatched()
+    assert (unmatched.category, unmatched.name) == ("sku", "1/8 vGPU no lssd running in Iowa")
+
+
+def test_gcp_real_2026_gpu_price_with_real_2023_a2_host_prices():
+    # Two real pages read together: the A100 80GB GPU of 2026 ($3.928080) on the A2 vCPU and RAM
+    # SKUs of 2023 (opencost). 12 x 0.031611 + 170 x 0.004237 + 3.928080; not a price of any one
+    # date, but it shows the GPU figure is read from the real SKU.
+    # Joined into one catalog the way fetch() joins the API's pages.
+    skus = [
+        sku
+        for name in ("gcp/real/opencost-skus-2023.json", "gcp/real/gpu-skus-2026-05.json")
+        for sku in json.loads((PAGES / name).read_text())["skus"]
+    ]
+    joined = Page(url="x", status=200, body=json.dumps({"skus": skus}), meta={"kind": "catalog"})
+    prices = table(parse_pages(GcpScraper(regions=["us-central1"]), [joined]).records)
+    assert prices[("a2-ultragpu-1g", "us-central1", "on_demand")] == Decimal("5.027702")
+    # The A100 40GB SKU (039F-D0DA-4055) is on both pages at the same $2.933908.
+    assert prices[("a2-highgpu-1g", "us-central1", "on_demand")] == Decimal("3.673385")
 
 
 def test_gcp_a3_skus_as_the_real_catalog_names_them():
@@ -98,6 +136,28 @@ def test_lambda_real_trimmed_answer_without_specs():
     assert len(eight) == 7  # its seven usual regions (us-east-1 has capacity among them)
     # 1 + 3 + 2 + 4 + 3 + 7 records for the six types
     assert len(result.records) == 20
+    assert result.unmatched() == []
+
+
+# --- Lambda, pricing page (keyless) -------------------------------------------------------------
+
+
+def test_lambda_real_page_tables_in_island_scripts_only():
+    # The trimmed real page holds the price tabs only as hydration data (TabsIsland contentHtml);
+    # per-GPU prices times the tab's count: 8 x 6.69, 8 x 3.99, 4 x 6.79, 4 x 4.09.
+    result = parse_pages(
+        LambdaScraper(), [page("lambda/real/pricing-islands-trimmed.html", format="html")]
+    )
+    amounts = {r.instance_type: r.amount for r in result.records}
+    assert amounts == {
+        "gpu_8x_b200_sxm6": Decimal("53.52"),
+        "gpu_8x_h100_sxm5": Decimal("31.92"),
+        "gpu_4x_b200_sxm6": Decimal("27.16"),
+        "gpu_4x_h100_sxm5": Decimal("16.36"),
+    }
+    b200 = next(r for r in result.records if r.instance_type == "gpu_8x_b200_sxm6")
+    assert (b200.gpu_count, b200.vcpus, b200.ram_gib) == (Decimal(8), 208, 2900.0)
+    assert b200.extra["usd_per_gpu_hour"] == 6.69
     assert result.unmatched() == []
 
 
