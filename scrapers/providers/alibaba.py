@@ -386,6 +386,8 @@ class AlibabaScraper(Scraper):
         for instance_type, zones in by_type.items():
             spec = gpu_spec(instance_type)
             if spec is None or spec["gpu_count"] is None:
+                reason = "not a GPU instance type" if spec is None else "no GPU count in the name"
+                self.note_skipped(instance_type, reason)
                 continue
             zone, cheapest = min(zones.items(), key=lambda item: item[1]["price"])
             region = page.meta.get("region") or re.sub(r"-?[a-z]$", "", zone)

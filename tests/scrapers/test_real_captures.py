@@ -13,6 +13,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from scrapers.base import NOTE_SKIPPED, NOTE_UNMATCHED, Page, parse_pages
+from scrapers.providers.alibaba import AlibabaScraper
 from scrapers.providers.autodl import AutoDLScraper
 from scrapers.providers.azure import AzureScraper
 from scrapers.providers.ecb import parse_rates
@@ -300,6 +301,20 @@ def test_tencent_api_reference_example_is_read_without_error():
     )
     assert result.records == []
     assert result.unmatched() == []
+
+
+# --- Alibaba, ECS DescribeSpotPriceHistory (keys) ---------------------------------------------
+
+
+def test_alibaba_spot_api_reference_example_is_read_and_explained():
+    # The documented answer: two hourly prices of ecs.g5.large (a CPU type) in cn-hangzhou-g.
+    result = parse_pages(
+        AlibabaScraper(),
+        [page("alibaba/real/describe-spot-price-history-doc-example.json", kind="spot")],
+    )
+    assert result.records == []
+    skipped = {n.name: n.reason for n in result.notes if n.kind == NOTE_SKIPPED}
+    assert skipped == {"ecs.g5.large": "not a GPU instance type"}
 
 
 # --- ECB euro reference rates -------------------------------------------------------------------
