@@ -35,7 +35,8 @@ MEASURE_FACTOR = {1: Decimal(1), 2: Decimal("0.1"), 3: Decimal("0.01")}
 _LEADING_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _CARD_COUNT_FIRST = re.compile(r"^\s*(\d+)\s*[*x×]\s*(.+?)\s*$")  # noqa: RUF001 - the multiplication sign is written
 _CARD_COUNT_LAST = re.compile(r"^\s*(.+?)\s*[*x×]\s*(\d+)\s*$")  # noqa: RUF001
-_CARD_MEMORY = re.compile(r"(\d+)\s*Gi?B", re.IGNORECASE)
+# "1*32GiB", and "2 * 16G" as public readers of the calculator record it (no B).
+_CARD_MEMORY = re.compile(r"(\d+)\s*G(?:i?B)?\b", re.IGNORECASE)
 
 
 def _sha256_hex(data: bytes | str) -> str:
@@ -92,7 +93,9 @@ def sdk_authorization(
 def accelerator(card: Any) -> tuple[str, Decimal] | None:
     """(GPU name, count) from the calculator's ``acceleratorCard``; None for a CPU-only flavor.
 
-    Seen as "1*NVIDIA V100 / 1*32GiB" (count first, memory per card after "/"). The memory is
+    Seen as "1*NVIDIA V100 / 1*32GiB" and "2 * NVIDIA T4 / 2 * 16G" (count first, memory per card
+    after "/"; the second form is the one fuzzbuster/ec2instances.info's calculator reader tests,
+    huaweicloud/scrape_test.go at 6fa4f37e2f8af54159c9a64aad4e9a73daac4be0). The memory is
     kept in the name ("NVIDIA V100 32GB") because it tells variants apart (V100 16/32 GB). The
     calculator sometimes glues the vendor to the model ("NVIDIAT4"); a space is put back.
     """

@@ -93,6 +93,10 @@ def test_skip_models_leaves_pay_per_use_to_bss():
     ("card", "expected"),
     [
         ("1*NVIDIAT4 / 1*16GiB", ("NVIDIA T4 16GB", Decimal(1))),
+        # The form a public calculator reader tests (fuzzbuster/ec2instances.info, 2026-08-03):
+        # spaces round "*" and the memory as "16G", no B; the memory must not be lost.
+        ("2 * NVIDIA T4 / 2 * 16G", ("NVIDIA T4 16GB", Decimal(2))),
+        ("1 * NVIDIA V100 / 1 * 32G", ("NVIDIA V100 32GB", Decimal(1))),
         ("NVIDIA A10*2", ("NVIDIA A10", Decimal(2))),
         ("", None),
         ("0", None),
@@ -301,3 +305,28 @@ def test_renamed_plan_field_raises():
         plan["price"] = plan.pop("amount")
     with pytest.raises(ParseError, match="lacks billingMode/amount"):
         HuaweiScraper().parse(Page(url="x", status=200, body=json.dumps(data)))
+
+
+def test_calculator_value_forms_a_public_reader_records():
+    # fuzzbuster/ec2instances.info's calculator reader (huaweicloud/scrape_test.go at
+    # 6fa4f37e2f8af54159c9a64aad4e9a73daac4be0) tests cpu/mem written as i18n unit keys after the
+    # number ("8BSSUNIT.pluralUnit.23") and the card as "2 * NVIDIA T4 / 2 * 16G". Built from those
+    # forms; the price is that test's 4.25.
+    vm = {
+        "resourceSpecCode": "g6.2xlarge.4.linux",
+        "cpu": "8BSSUNIT.pluralUnit.23",
+        "mem": "32BSSUNIT.pluralUnit.102",
+        "instanceArch": "x86",
+        "acceleratorCard": "2 * NVIDIA T4 / 2 * 16G",
+        "spec": "g6.2xlarge.4",
+        "imageSpec": "linux",
+        "planList": [{"billingMode": "ONDEMAND", "amount": 4.25}],
+    }
+    body = json.dumps({"region": "cn-north-4", "product": {"ec2_vm": [vm]}})
+    [record] = HuaweiScraper().parse(Page(url="x", status=200, body=body, meta={}))
+    assert (record.instance_type, record.vcpus, record.ram_gib) == ("g6.2xlarge.4", 8, 32.0)
+    assert (record.gpu_name, record.gpu_count, record.amount) == (
+        "NVIDIA T4 16GB",
+        Decimal(2),
+        Decimal("4.25"),
+    )
