@@ -14,21 +14,35 @@ Each row is a workload in the estimator's own field names plus what was measured
   gpu_hours: GPU-hours of a published training run.
 Models that are not presets carry their architecture in the `arch` column.
 GPU figures come from fixtures/gpus.yaml.
+
+Two figures per row. raw: the estimator as shipped. loso (leave one source out): the row
+predicted after every constant of sizing/compute.py that was read off calibration rows (FITTED)
+has been fitted again on the rows of the other sources only, by the same rule for every source
+(each constant leaves the median log error of the rows it describes at zero). Memory constants
+come from the frameworks' code and papers, not from these rows, so memory's two figures agree.
+The targets apply to the loso figure. `--fit` prints the constants: shipped, fitted on every
+source, and the range over the held-out folds.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import math
 import statistics
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
+from sizing import compute  # noqa: E402
 from sizing.estimator import GPUSpec, ModelArch, Topology, estimate, parse_workload  # noqa: E402
 from sizing.inputs import WORKLOAD  # noqa: E402
 from sizing.presets import load_presets  # noqa: E402
@@ -39,10 +53,6 @@ GPUS_PATH = ROOT / "fixtures" / "gpus.yaml"
 # no training or serving method above 15% on memory.
 TARGETS = {"memory": 0.10, "gpu_hours": 0.15, "throughput": 0.15, "decode": 0.15}
 METHOD_MEMORY_TARGET = 0.15
-# A correction factor is fitted for a (kind, method) group only from at least this many rows of
-# at least this many other sources; otherwise the estimator's figure stands uncorrected.
-MIN_GROUP_ROWS = 4
-MIN_GROUP_SOURCES = 2
 UNITS_GIB = {"GB": 1e9 / 2**30, "GiB": 1.0, "MiB": 1 / 1024}
 # The workload columns are the estimator's own field names (sizing/inputs.py).
 WORKLOAD_FIELDS = tuple(f.name for f in WORKLOAD if f.name not in ("gpu", "gpu_count"))
@@ -123,36 +133,293 @@ def measured(row: dict) -> float:
 
 
 def method_of(row: dict) -> str:
-    """full, lora, qlora, freeze or inference: the group a row's correction factor comes from."""
+    """full, lora, qlora, freeze or inference: the method a row is grouped under."""
     if row.get("task") == "inference" or row["kind"] == "decode":
         return "inference"
     return row.get("method") or "full"
 
 
-def correction(
-    rows: list[dict], ratios: list[float], held_out: str, kind: str, method: str
-) -> float:
-    """The fitted constant: the median measured/predicted ratio of the comparable rows of every
-    source except `held_out` (same kind and method, from at least MIN_GROUP_SOURCES sources and
-    MIN_GROUP_ROWS rows); 1 (no correction) where there are not enough."""
-    same = [
-        (row["source_key"], r)
-        for row, r in zip(rows, ratios, strict=True)
-        if row["source_key"] != held_out and row["kind"] == kind and method_of(row) == method
-    ]
-    if len(same) >= MIN_GROUP_ROWS and len({key for key, _ in same}) >= MIN_GROUP_SOURCES:
-        return statistics.median(r for _, r in same)
-    return 1.0
+# ---- constants fitted to calibration rows -----------------------------------------------------
+# Some of the estimator's constants were read off calibration rows (sizing/compute.py names the
+# rows at each one). A source's rows are only out of sample if those constants are fitted again
+# without that source, so each is listed here with the rows that determine it, chosen by the
+# kind of workload, never by source. Memory constants are not listed: they come from the
+# frameworks' code and papers (sizing/memory.py), not from measured totals.
 
 
-def leave_one_source_out(rows: list[dict], preds: list[float], meas: list[float]) -> list[float]:
-    """Each row's error after scaling its prediction by a factor fitted without its source."""
-    ratios = [m / p if p else 1.0 for p, m in zip(preds, meas, strict=True)]
-    out = []
-    for row, p, m in zip(rows, preds, meas, strict=True):
-        factor = correction(rows, ratios, row["source_key"], row["kind"], method_of(row))
-        out.append(p * factor / m - 1)
-    return out
+@dataclass(frozen=True)
+class Fitted:
+    """One fitted constant: `module.name` (or its `key` entry for a dict), the rows it is fitted
+    on (predicates over a row's facts, narrowest first: the first that selects at least
+    MIN_FIT_ROWS rows of the other sources is used), the interval searched, and the value it
+    takes when none does (the physical bound: no loss of efficiency)."""
+
+    module: ModuleType
+    name: str
+    rows: tuple[Callable[[dict], bool], ...]
+    low: float
+    high: float
+    neutral: float
+    key: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}[{self.key}]" if self.key else self.name
+
+    def get(self) -> float:
+        value = getattr(self.module, self.name)
+        return float(value[self.key] if self.key else value)
+
+    def set(self, value: float) -> None:
+        if self.key:
+            table = dict(getattr(self.module, self.name))
+            table[self.key] = value
+            setattr(self.module, self.name, table)
+        else:
+            setattr(self.module, self.name, value)
+        compute._utilisation.cache_clear()
+        compute._flops_per_token.cache_clear()
+
+
+def _dense(f: dict) -> bool:
+    """Dense full training in 16-bit: the rows the utilisation model's base constants describe."""
+    return f["is_training"] and not f["moe"] and f["method"] == "full" and f["precision"] != "fp8"
+
+
+def _a100_class(f: dict) -> bool:
+    return abs(f["balance_ratio"] - 1) < 0.15
+
+
+def _throughput(f: dict) -> bool:
+    return f["kind"] == "throughput"
+
+
+FITTED: tuple[Fitted, ...] = (
+    # compute.py: MosaicML A100 rows, 7B-30B; else every dense 16-bit throughput row.
+    Fitted(
+        compute,
+        "HFU_REFERENCE",
+        (
+            lambda f: _throughput(f) and _dense(f) and _a100_class(f) and f["hidden"] >= 4096,
+            lambda f: _throughput(f) and _dense(f),
+        ),
+        0.2,
+        1.0,
+        1.0,
+    ),
+    # Narrow models (h < 3000) against the wide ones on the same class of GPU.
+    Fitted(
+        compute,
+        "WIDTH_HALF_POINT",
+        (
+            lambda f: _throughput(f) and _dense(f) and _a100_class(f) and f["hidden"] < 3000,
+            lambda f: _throughput(f) and _dense(f) and f["hidden"] < 3000,
+        ),
+        0.0,
+        2048.0,
+        0.0,
+    ),
+    # GPUs with more FLOPs per byte than the A100 (H100, H200, B200, RTX 4090).
+    Fitted(
+        compute,
+        "BALANCE_EXPONENT",
+        (lambda f: _throughput(f) and _dense(f) and f["balance_ratio"] > 1.15,),
+        0.0,
+        1.5,
+        0.0,
+    ),
+    # Long sequences, where the attention core is a large share of the FLOPs.
+    Fitted(
+        compute,
+        "ATTENTION_RELATIVE_EFFICIENCY",
+        (lambda f: _throughput(f) and _dense(f) and f["seq_len"] >= 8192,),
+        0.2,
+        2.0,
+        1.0,
+    ),
+    Fitted(
+        compute,
+        "FP8_RELATIVE_EFFICIENCY",
+        (
+            lambda f: (
+                f["is_training"]
+                and not f["moe"]
+                and f["method"] == "full"
+                and f["precision"] == "fp8"
+            ),
+        ),
+        0.3,
+        1.5,
+        1.0,
+    ),
+    Fitted(compute, "MOE_EFFICIENCY", (lambda f: f["is_training"] and f["moe"],), 0.1, 1.5, 1.0),
+    Fitted(
+        compute,
+        "COMM_OVERLAP",
+        (lambda f: _throughput(f) and _dense(f) and f["nodes"] > 1,),
+        0.0,
+        1.0,
+        1.0,
+    ),
+    # Published runs on 64 nodes or more (papers' GPU-hours).
+    Fitted(
+        compute,
+        "SCALE_PENALTY_PER_DOUBLING",
+        (lambda f: f["is_training"] and not f["moe"] and f["nodes"] >= 64,),
+        0.0,
+        0.3,
+        0.0,
+    ),
+    *(
+        Fitted(
+            compute,
+            "DECODE_BANDWIDTH_EFFICIENCY",
+            (lambda f, p=p: f["kind"] == "decode" and f["tp"] == 1 and f["precision"] in p,),
+            0.1,
+            1.0,
+            1.0,
+            key=p[0],
+        )
+        for p in (("bf16", "fp16", "fp32"), ("int8",), ("int4",))
+    ),
+    Fitted(
+        compute,
+        "ALLREDUCE_LATENCY_S",
+        (lambda f: f["kind"] == "decode" and f["tp"] > 1,),
+        0.0,
+        500e-6,
+        0.0,
+        key="nvlink",
+    ),
+)
+# Entries that follow a fitted one (fp16 and fp32 decode share the bf16 figure; PCIe all-reduces
+# take twice the NVLink latency, as in sizing/compute.py).
+TIED = {
+    ("DECODE_BANDWIDTH_EFFICIENCY", "bf16"): (("fp16", 1.0), ("fp32", 1.0)),
+    ("ALLREDUCE_LATENCY_S", "nvlink"): (("pcie", 2.0),),
+}
+FIT_PASSES = 2
+FIT_STEPS = 18  # bisection steps: the interval shrinks 2^18-fold
+MIN_FIT_ROWS = 1
+
+
+def _set_fitted(c: Fitted, value: float) -> None:
+    c.set(value)
+    for key, ratio in TIED.get((c.name, c.key), ()):
+        Fitted(c.module, c.name, c.rows, c.low, c.high, c.neutral, key).set(value * ratio)
+
+
+def facts(row: dict, presets: dict, gpus: dict) -> dict:
+    """What the fitted constants' row predicates look at: the kind of workload, not its source."""
+    data = {k: row[k] for k in WORKLOAD_FIELDS if row.get(k, "") != ""}
+    table = presets
+    if row.get("arch"):
+        arch = arch_from_row(row)
+        table = {**presets, arch.name: arch}
+        data.pop("params_b", None)
+        data["model"] = arch.name
+    w = parse_workload(data, table)
+    gpu = gpus[row["gpu"]]
+    peak, _ = compute.peak_flops(gpu, "bf16")
+    bw = (gpu.memory_bandwidth_gb_s or 0) * 1e9
+    n = int(row["gpu_count"] or 1)
+    return {
+        "kind": row["kind"],
+        "method": method_of(row),
+        "is_training": w.is_training,
+        "moe": w.arch.is_moe,
+        "hidden": w.arch.hidden_size or 0,
+        "precision": w.precision,
+        "seq_len": w.seq_len,
+        # serving on n GPUs is one tensor-parallel replica (sizing/estimator.py _inference_tp)
+        "tp": int(row["tensor_parallel"] or 1) if w.is_training else n,
+        "nodes": -(-n // int(row["gpus_per_node"] or 8)),
+        "balance_ratio": (peak / bw / compute.BALANCE_REFERENCE) if peak and bw else 1.0,
+    }
+
+
+def _log_bias(rows: list[dict], presets: dict, gpus: dict) -> float:
+    """Median log(predicted / measured) over `rows`."""
+    return statistics.median(
+        math.log(max(predict(r, presets, gpus)[0], 1e-12) / measured(r)) for r in rows
+    )
+
+
+def _fit_one(c: Fitted, rows: list[dict], presets: dict, gpus: dict) -> float:
+    """The value in [low, high] that leaves the rows' median log error at zero (bisection; the
+    estimate is monotonic in each constant), or the end nearer to it."""
+    lo, hi = c.low, c.high
+    _set_fitted(c, lo)
+    g_lo = _log_bias(rows, presets, gpus)
+    _set_fitted(c, hi)
+    g_hi = _log_bias(rows, presets, gpus)
+    if g_lo * g_hi > 0 or g_lo == g_hi:
+        return lo if abs(g_lo) <= abs(g_hi) else hi
+    for _ in range(FIT_STEPS):
+        mid = (lo + hi) / 2
+        _set_fitted(c, mid)
+        g = _log_bias(rows, presets, gpus)
+        if (g < 0) == (g_lo < 0):
+            lo, g_lo = mid, g
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def fit_constants(
+    rows: list[dict], row_facts: list[dict], held_out: str | None, presets: dict, gpus: dict
+) -> dict[str, float]:
+    """Fit every FITTED constant on the rows of all sources but `held_out` and leave the
+    estimator set to the fitted values. Starts from the neutral values (so nothing fitted on the
+    held-out source leaks in) and sweeps FIT_PASSES times, each constant on its own rows."""
+    for c in FITTED:
+        _set_fitted(c, c.neutral)
+    subsets: dict[str, list[dict]] = {}
+    for c in FITTED:
+        for pick in c.rows:
+            chosen = [
+                r
+                for r, f in zip(rows, row_facts, strict=True)
+                if r["source_key"] != held_out and pick(f)
+            ]
+            if len(chosen) >= MIN_FIT_ROWS:
+                subsets[c.label] = chosen
+                break
+    for _ in range(FIT_PASSES):
+        for c in FITTED:
+            if c.label in subsets:
+                _set_fitted(c, _fit_one(c, subsets[c.label], presets, gpus))
+    return {c.label: c.get() for c in FITTED}
+
+
+@contextmanager
+def shipped_constants() -> Iterator[None]:
+    """Put the estimator's own constants back afterwards."""
+    saved = {(c.module, c.name): getattr(c.module, c.name) for c in FITTED}
+    try:
+        yield
+    finally:
+        for (module, name), value in saved.items():
+            setattr(module, name, value)
+        compute._utilisation.cache_clear()
+        compute._flops_per_token.cache_clear()
+
+
+def leave_one_source_out(
+    rows: list[dict], presets: dict, gpus: dict, meas: list[float]
+) -> tuple[list[float], dict[str, dict[str, float]]]:
+    """Each row's error with the fitted constants refitted on every other source, and the
+    constants each held-out source got."""
+    row_facts = [facts(r, presets, gpus) for r in rows]
+    out = [0.0] * len(rows)
+    fits: dict[str, dict[str, float]] = {}
+    with shipped_constants():
+        for source in sorted({r["source_key"] for r in rows}):
+            fits[source] = fit_constants(rows, row_facts, source, presets, gpus)
+            for i, r in enumerate(rows):
+                if r["source_key"] == source:
+                    out[i] = predict(r, presets, gpus)[0] / meas[i] - 1
+    return out, fits
 
 
 def load_gpus() -> dict[str, GPUSpec]:
@@ -165,21 +432,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--csv", default=str(CSV_PATH))
     ap.add_argument("--kind", choices=sorted(TARGETS))
     ap.add_argument("--notes", action="store_true", help="print the estimator's working per row")
+    ap.add_argument(
+        "--fit",
+        action="store_true",
+        help="print the fitted constants: shipped, all sources, each fold",
+    )
     ap.add_argument("--check", action="store_true", help="exit 1 if a median misses its target")
     args = ap.parse_args(argv)
 
     presets = load_presets()
     gpus = load_gpus()
     with open(args.csv, encoding="utf-8", newline="") as fh:
-        rows = [r for r in csv.DictReader(fh) if not args.kind or r["kind"] == args.kind]
-
-    preds, meas, ests = [], [], []
+        every = list(csv.DictReader(fh))
+    # The constants are fitted on every kind of row; --kind only narrows what is printed.
+    every_meas = [measured(r) for r in every]
+    every_loso, fits = leave_one_source_out(every, presets, gpus, every_meas)
+    keep = [i for i, r in enumerate(every) if not args.kind or r["kind"] == args.kind]
+    rows = [every[i] for i in keep]
+    meas = [every_meas[i] for i in keep]
+    loso = [every_loso[i] for i in keep]
+    preds, ests = [], []
     for row in rows:
         pred, est = predict(row, presets, gpus)
         preds.append(pred)
-        meas.append(measured(row))
         ests.append(est)
-    loso = leave_one_source_out(rows, preds, meas)
     print(
         f"{'id':6} {'kind':10} {'model':16} {'measured':>12} {'predicted':>12} {'raw':>8} "
         f"{'loso':>8}  source"
@@ -196,7 +472,25 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"       {line}")
     sources = sorted({row["source_key"] for row in rows})
     print(f"\n{len(rows)} rows from {len(sources)} sources: {', '.join(sources)}")
-    print("\nLeave-one-source-out (each source's rows corrected with factors fitted without it):")
+    if args.fit:
+        row_facts = [facts(r, presets, gpus) for r in every]
+        with shipped_constants():
+            shipped = {c.label: c.get() for c in FITTED}
+            everyone = fit_constants(every, row_facts, None, presets, gpus)
+        labels = [c.label for c in FITTED]
+        print(
+            f"\n{'fitted constant':34} {'shipped':>10} {'all':>10} {'fold min':>10} {'fold max':>10}"
+        )
+        for label in labels:
+            folds = [f[label] for f in fits.values()]
+            print(
+                f"{label:34} {shipped[label]:10.4g} {everyone[label]:10.4g} "
+                f"{min(folds):10.4g} {max(folds):10.4g}"
+            )
+    print(
+        "\nraw: the estimator as shipped. loso (leave one source out): each source's rows predicted "
+        "with the fitted constants refitted on the other sources."
+    )
     ok = True
 
     def table(title: str, key) -> None:
@@ -223,6 +517,7 @@ def main(argv: list[str] | None = None) -> int:
         lambda r: (r.get("framework") or "hf") if r["kind"] == "memory" else "~other",
     )
     table("throughput by method", lambda r: method_of(r) if r["kind"] == "throughput" else "~other")
+    table("by source", lambda r: r["source_key"])
     print()
     for kind, target in TARGETS.items():
         cv = [abs(e) for row, e in zip(rows, loso, strict=True) if row["kind"] == kind]
