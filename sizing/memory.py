@@ -379,14 +379,48 @@ def training_memory(w: Workload, *, dp: int, sharding: str, explain: bool = True
         n_lora = lora_params(a, w.lora_rank or 16, w.lora_targets or "all_linear")
         r.trainable_params = n_lora
         ab = 4.0 if (w.mixed_precision or w.precision == "fp32") else compute_b
-        per = ab + ab + _optimizer_state_bytes(w, ab)
-        r.adapters = n_lora * per / mp
+        states = _optimizer_state_bytes(w, ab)
+        per = ab + ab + states
+        # The adapters are ordinary trainable parameters to the sharder: ZeRO-1 splits their
+        # optimizer states, ZeRO-2 also their gradients, ZeRO-3 / FSDP also the adapters
+        # themselves (ZeRO paper sec. 5; torchtune's lora_finetune_distributed wraps every
+        # layer, adapters included, with FSDP2 fully_shard).
+        split = dp if dp > 1 else 1
+        r.adapters = (
+            n_lora
+            * (
+                ab / (split if zero_p else 1)
+                + ab / (split if zero_g else 1)
+                + states / (split if zero_o else 1)
+            )
+            / mp
+        )
         r.note(
             lambda: (
                 f"adapters: {_gib(r.adapters)} = {n_lora / 1e6:.1f}M LoRA params (rank {w.lora_rank}, "
                 f"{w.lora_targets}) x ({ab:g} weight + {ab:g} grad + {per - 2 * ab:g} {w.optimizer}) B"
+                + (f" / model parallel {mp}" if mp > 1 else "")
+                + (shard if zero_o and dp > 1 else "")
             )
         )
+        if w.method == "qlora" and a.is_transformer:
+            # Every use of a 4-bit weight dequantises the whole matrix to the compute dtype first
+            # (bitsandbytes MatMul4Bit: dequantize_4bit(B).to(A.dtype); torchao linear_nf4:
+            # weight.to(input.dtype)), forward and backward alike: one matrix of the largest
+            # linear is alive at a time.
+            h = float(a.hidden_size or 0)
+            inter = float(
+                (a.moe_intermediate_size if a.is_moe else None) or a.intermediate_size or 4 * h
+            )
+            biggest = max(h * inter, h * a.q_width)
+            dequant = biggest * compute_b / mp
+            r.weights += dequant
+            r.note(
+                lambda: (
+                    f"weights: + {_gib(dequant)} dequantisation buffer (the largest 4-bit matrix, "
+                    f"{biggest / 1e6:.0f}M weights, in {compute_b:g} B while it is used)"
+                )
+            )
     else:
         if w.precision == "fp32":
             wb = 4.0
@@ -444,12 +478,27 @@ def training_memory(w: Workload, *, dp: int, sharding: str, explain: bool = True
             )
         )
     if zero_p and dp > 1 and a.is_transformer:
-        # FSDP / ZeRO-3 all-gathers one layer at a time and prefetches the next one.
+        # FSDP / ZeRO-3 all-gathers one layer at a time and prefetches the next one. A QLoRA
+        # layer is gathered as it is stored, 4-bit (torchao's NF4Tensor implements FSDP2's
+        # fsdp_pre_all_gather / fsdp_post_all_gather on its packed data and scales); it is
+        # dequantised one matrix at a time when used (the buffer above).
         wb_gather = 2.0 if w.precision != "fp32" else 4.0
-        gather = 2 * _scaled(a, a.counts.layer_max) * wb_gather / mp
+        gather_fmt = f"{wb_gather:g} B"
+        layer = _scaled(a, a.counts.layer_max)
+        if w.method == "qlora":
+            layer_norms = _scaled(a, float(a.counts.layer_norms))
+            gather = (
+                2 * ((layer - layer_norms) * NF4_BYTES_PER_PARAM + layer_norms * wb_gather) / mp
+            )
+            gather_fmt = "NF4"
+        else:
+            gather = 2 * layer * wb_gather / mp
         r.weights += gather
         r.note(
-            lambda: f"weights: + {_gib(gather)} for the gathered layer and the prefetched next one"
+            lambda: (
+                f"weights: + {_gib(gather)} for the gathered layer and the prefetched next one "
+                f"({gather_fmt})"
+            )
         )
 
     r.activations, how = _activations(w, tp, explain)
