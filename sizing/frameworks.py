@@ -1,8 +1,9 @@
 """What each training or serving framework does to memory by default, with where it is written.
 
 Only behaviour the estimator models is listed: how the loss head is computed (`loss`), whether
-saved activations go to host memory, and whether the optimizer step runs inside backward (so
-only one parameter's gradient is alive at a time). A workload field given explicitly wins.
+saved activations go to host memory, whether the optimizer step runs inside backward (so
+only one parameter's gradient is alive at a time), and whether QLoRA keeps the parameters it
+does not quantise in fp32. A workload field given explicitly wins.
 """
 
 from __future__ import annotations
@@ -17,13 +18,18 @@ class Framework:
     loss: str  # standard: fp32 logits + log-softmax + fp32 grad; chunked; fused (never full logits)
     activation_offloading: bool = False
     optimizer_in_backward: bool = False
+    # QLoRA: embeddings, head and norms (everything not stored in 4 bits) held in fp32.
+    qlora_fp32_unquantised: bool = False
     source: str = ""
 
 
 FRAMEWORKS: dict[str, Framework] = {
     "hf": Framework(
         "standard",
-        source="transformers LlamaForCausalLM.forward: logits.float() before CrossEntropyLoss",
+        qlora_fp32_unquantised=True,
+        source="transformers LlamaForCausalLM.forward: logits.float() before CrossEntropyLoss; "
+        "huggingface/peft src/peft/utils/other.py @012c0d5a prepare_model_for_kbit_training "
+        "casts every fp16/bf16 parameter of a k-bit model to fp32",
     ),
     "torchtune": Framework(
         "chunked",

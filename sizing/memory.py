@@ -24,6 +24,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .frameworks import FRAMEWORKS
 from .specs import ModelArch
 from .workload import Workload
 
@@ -364,14 +365,27 @@ def training_memory(w: Workload, *, dp: int, sharding: str, explain: bool = True
         else:
             base_b = DTYPE_BYTES[w.precision] if w.precision != "fp8" else 2.0
             fmt = f"{w.precision} ({base_b:g} B)"
-        weights = (quant * base_b + rest * compute_b) / mp
+        # PEFT's prepare_model_for_kbit_training (the HF QLoRA path) casts every parameter it
+        # did not quantise, embeddings, head and norms, to fp32 (sizing/frameworks.py).
+        rest_b = (
+            4.0
+            if w.method == "qlora" and FRAMEWORKS[w.framework].qlora_fp32_unquantised
+            else compute_b
+        )
+        weights = (quant * base_b + rest * rest_b) / mp
         if zero_p and dp > 1:
             weights /= dp
         r.weights = weights
         r.note(
             lambda: (
                 f"weights: {_gib(r.weights)} = {quant / 1e9:.2f}B block linear params x {fmt} "
-                f"+ {rest / 1e9:.2f}B embedding/norm params x {compute_b:g} B (frozen base)"
+                f"+ {rest / 1e9:.2f}B embedding/norm params x {rest_b:g} B (frozen base"
+                + (
+                    ", fp32 after PEFT's prepare_model_for_kbit_training"
+                    if rest_b > compute_b
+                    else ""
+                )
+                + ")"
                 + (f" / model parallel {mp}" if mp > 1 else "")
                 + (shard if zero_p and dp > 1 else "")
             )
