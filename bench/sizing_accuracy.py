@@ -87,8 +87,14 @@ def arch_from_row(row: dict) -> ModelArch:
     return ModelArch(params_b=float(row["params_b"]), source=row["source"], **kwargs)
 
 
-def predict(row: dict, presets: dict, gpus: dict) -> tuple[float, object]:
-    """Estimator's figure for the row, in the row's own measure, and the Estimate."""
+_PREPARED: dict[tuple, tuple] = {}
+
+
+def _prepare(row: dict, presets: dict, gpus: dict) -> tuple:
+    """The row's workload, GPU, count and topology (parsed once: fitting predicts rows often)."""
+    key = (tuple(sorted(row.items())), id(presets), id(gpus))
+    if key in _PREPARED:
+        return _PREPARED[key]
     data = {k: row[k] for k in WORKLOAD_FIELDS if row.get(k, "") != ""}
     table = presets
     if row.get("arch"):
@@ -106,7 +112,14 @@ def predict(row: dict, presets: dict, gpus: dict) -> tuple[float, object]:
         inter_node_rdma=row.get("inter_node_rdma", "true") != "false",
         inter_node_gbps=float(row["inter_node_gbps"]) if row.get("inter_node_gbps") else None,
     )
-    est = estimate(w, gpu=gpu, gpu_count=n, topology=topo)
+    _PREPARED[key] = (w, gpu, n, topo)
+    return _PREPARED[key]
+
+
+def predict(row: dict, presets: dict, gpus: dict, explain: bool = True) -> tuple[float, object]:
+    """Estimator's figure for the row, in the row's own measure, and the Estimate."""
+    w, gpu, n, topo = _prepare(row, presets, gpus)
+    est = estimate(w, gpu=gpu, gpu_count=n, topology=topo, explain=explain, count_min_gpus=explain)
     kind, measure = row["kind"], row["measure"]
     if kind == "memory":
         value = est.memory_per_gpu_gib
@@ -341,7 +354,8 @@ def facts(row: dict, presets: dict, gpus: dict) -> dict:
 def _log_bias(rows: list[dict], presets: dict, gpus: dict) -> float:
     """Median log(predicted / measured) over `rows`."""
     return statistics.median(
-        math.log(max(predict(r, presets, gpus)[0], 1e-12) / measured(r)) for r in rows
+        math.log(max(predict(r, presets, gpus, explain=False)[0], 1e-12) / measured(r))
+        for r in rows
     )
 
 
@@ -418,7 +432,7 @@ def leave_one_source_out(
             fits[source] = fit_constants(rows, row_facts, source, presets, gpus)
             for i, r in enumerate(rows):
                 if r["source_key"] == source:
-                    out[i] = predict(r, presets, gpus)[0] / meas[i] - 1
+                    out[i] = predict(r, presets, gpus, explain=False)[0] / meas[i] - 1
     return out, fits
 
 

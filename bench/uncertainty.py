@@ -5,18 +5,18 @@ Run from the repository root after any change to the calibration rows or the mod
     python bench/uncertainty.py            # rewrite sizing/uncertainty.json, print the coverage
     python bench/uncertainty.py --check    # exit 1 when sizing/uncertainty.json is stale
 
-Each calibration row is predicted as bench/sizing_accuracy.py predicts it, and its
-leave-one-source-out error taken from there (the estimate scaled by the correction factor of
-its kind and method fitted without the row's source). The row's multiplier is what the shipped,
-uncorrected estimate would have had to be multiplied by: measured / (estimate x factor fitted
-without its source) x factor fitted on every row, i.e. measured / estimate, widened by how much
-the correction depends on the row's own source. Memory rows give memory multipliers; throughput
-and decode rows give time multipliers (estimated / measured tokens/s), GPU-hours rows directly.
+Each calibration row is predicted as bench/sizing_accuracy.py predicts it out of source: with
+the estimator's fitted constants fitted again without the row's source (leave_one_source_out).
+The row's multiplier is what that estimate would have had to be multiplied by: measured /
+estimate. Memory rows give memory multipliers; throughput and decode rows give time multipliers
+(estimated / measured tokens/s), GPU-hours rows directly.
 
 The table holds the 10th and 90th percentile of those multipliers per group (framework and
 method, method, every row of the kind) with enough rows; sizing/uncertainty.py picks the
 narrowest group a workload falls in. The coverage printed is measured leave-one-source-out too:
-each source's rows are checked against a table built without that source.
+each source's rows are checked against a table built without that source's rows (the other
+rows keep the multipliers computed once, whose constants were fitted with that source among
+the others: refitting for every pair of sources would take minutes for a small difference).
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ sys.path.insert(0, str(ROOT))
 
 from bench.sizing_accuracy import (  # noqa: E402
     CSV_PATH,
-    correction,
     leave_one_source_out,
     load_gpus,
     measured,
@@ -63,15 +62,11 @@ def framework_of(row: dict) -> str:
     return row.get("framework") or "hf"
 
 
-def multipliers(rows: list[dict], preds: list[float], meas: list[float]) -> list[float]:
-    """Each row's multiplier of the uncorrected estimate (memory or time), cross-validated."""
-    ratios = [m / p if p else 1.0 for p, m in zip(preds, meas, strict=True)]
-    loso = leave_one_source_out(rows, preds, meas)
+def multipliers(rows: list[dict], loso: list[float]) -> list[float]:
+    """Each row's multiplier of the estimate (memory or time) from its out-of-source error."""
     out = []
     for row, error in zip(rows, loso, strict=True):
-        # No source is named "": the factor fitted on every row.
-        factor = correction(rows, ratios, "", row["kind"], method_of(row))
-        value = factor / (1 + error)  # measured / estimate, in the row's own measure
+        value = 1 / (1 + error)  # measured / estimate, in the row's own measure
         out.append(1 / value if row["kind"] in ("throughput", "decode") else value)
     return out
 
@@ -127,15 +122,12 @@ def inside(row: dict, pred: float, meas: float, kinds: dict) -> bool:
     return s.low - 1e-9 <= ratio <= s.high + 1e-9
 
 
-def coverage(rows: list[dict], preds: list[float], meas: list[float]) -> dict:
+def coverage(rows: list[dict], preds: list[float], meas: list[float], values: list[float]) -> dict:
     """Share of rows inside their range when the table is built without the row's source."""
     hits: dict[str, list[bool]] = {}
     for source in sorted({row["source_key"] for row in rows}):
         keep = [i for i, row in enumerate(rows) if row["source_key"] != source]
-        sub = [rows[i] for i in keep]
-        kinds = build_kinds(
-            sub, multipliers(sub, [preds[i] for i in keep], [meas[i] for i in keep])
-        )
+        kinds = build_kinds([rows[i] for i in keep], [values[i] for i in keep])
         for i, row in enumerate(rows):
             if row["source_key"] == source:
                 hit = inside(row, preds[i], meas[i], kinds)
@@ -144,20 +136,25 @@ def coverage(rows: list[dict], preds: list[float], meas: list[float]) -> dict:
     return {key: round(sum(v) / len(v), 3) for key, v in sorted(hits.items())}
 
 
-def load(csv_path: Path = CSV_PATH) -> tuple[list[dict], list[float], list[float], str]:
-    """The calibration rows, their estimates and measured figures, and the file's sha256."""
+def load(
+    csv_path: Path = CSV_PATH,
+) -> tuple[list[dict], list[float], list[float], list[float], str]:
+    """The calibration rows, their estimates, measured figures and out-of-source errors, and
+    the file's sha256."""
     raw = Path(csv_path).read_bytes()
     with open(csv_path, encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
     presets, gpus = load_presets(), load_gpus()
-    preds = [predict(row, presets, gpus)[0] for row in rows]
+    preds = [predict(row, presets, gpus, explain=False)[0] for row in rows]
     meas = [measured(row) for row in rows]
-    return rows, preds, meas, hashlib.sha256(raw).hexdigest()
+    loso, _ = leave_one_source_out(rows, presets, gpus, meas)
+    return rows, preds, meas, loso, hashlib.sha256(raw).hexdigest()
 
 
 def build(csv_path: Path = CSV_PATH, today: dt.date | None = None) -> dict:
     """The whole table, as sizing/uncertainty.json holds it."""
-    rows, preds, meas, digest = load(csv_path)
+    rows, preds, meas, loso, digest = load(csv_path)
+    values = multipliers(rows, loso)
     return {
         "generated": (today or dt.date.today()).isoformat(),
         "command": COMMAND,
@@ -167,8 +164,8 @@ def build(csv_path: Path = CSV_PATH, today: dt.date | None = None) -> dict:
         "quantiles": list(QUANTILES),
         "min_rows": MIN_ROWS,
         "min_sources": MIN_SOURCES,
-        "kinds": build_kinds(rows, multipliers(rows, preds, meas)),
-        "coverage_leave_one_source_out": coverage(rows, preds, meas),
+        "kinds": build_kinds(rows, values),
+        "coverage_leave_one_source_out": coverage(rows, preds, meas, values),
     }
 
 
