@@ -204,9 +204,6 @@ def _compare(
         .order_by("pk")
     )
     for price in prices:
-        if _same_source(price):
-            counts.add("not_independent")
-            continue
         instance = price.instance_type
         figures = table.machine_figures(
             instance_type=instance.name,
@@ -219,6 +216,9 @@ def _compare(
         )
         if not figures:
             counts.add("not_covered")
+            continue
+        if _same_source(price):
+            counts.add("not_independent")
             continue
         counts.add("compared")
         primary = price.usd_per_hour.quantize(SIX)

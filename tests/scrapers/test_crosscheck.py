@@ -120,7 +120,7 @@ def test_parser_reads_each_clouds_columns_by_name():
     aws = skypilot.parse_vms_csv((PAGES / "aws-vms.csv").read_text())
     gcp = skypilot.parse_vms_csv((PAGES / "gcp-vms.csv").read_text())
     azure = skypilot.parse_vms_csv((PAGES / "azure-vms.csv").read_text())
-    assert (len(aws), len(gcp), len(azure)) == (29, 46, 23)
+    assert (len(aws), len(gcp), len(azure)) == (29, 56, 23)
     g6 = [r for r in aws if r.instance_type == "g6.xlarge" and r.region == "us-east-1"]
     assert {r.zone: r.prices["spot"] for r in g6} == {
         "use1-az1": Decimal("0.401100"), "use1-az2": Decimal("0.365300"),
@@ -154,6 +154,12 @@ def test_gcp_machine_is_host_plus_gpus_zone_by_zone():
     # europe-west4: host zones a/b, GPU zones a/b: 0.81406 + 1.61365.
     assert set(figures("europe-west4", "on_demand").values()) == {Decimal("2.42771")}
     assert figures("us-central2", "on_demand") == {}  # no a2 host there
+    # An N1 machine with a T4 attached: the zones with both rows (asia-east1 b has no T4).
+    attached = table.machine_figures(
+        instance_type="n1-standard-8+1xT4", region="asia-east1", pricing_model="spot",
+        gpu_count=Decimal(1), accelerator_for=lambda hint: {"T4": "T4"}.get(hint),
+    )  # fmt: skip
+    assert attached == {"asia-east1-a": Decimal("0.20956"), "asia-east1-c": Decimal("0.20956")}
 
 
 def test_pick_accelerator_prefers_the_name_the_machine_carries():
@@ -328,21 +334,25 @@ def test_gcp_prices_compare_with_host_plus_gpus_and_unknown_names_are_queued(sou
         ("a2-highgpu-1g", "us-central1", "spot"): "1.800000",       # source 1.80385
         ("a2-highgpu-1g", "us-east1", "on_demand"): "3.673385",     # source 3.67339
         ("a2-highgpu-1g", "europe-west4", "on_demand"): "2.000000", # source 2.42771
+        ("n1-standard-8+1xT4", "asia-east1", "on_demand"): "0.790000",  # source 0.44 + 0.35
+        ("n1-standard-8+1xT4", "asia-east1", "spot"): "0.250000",       # source 0.20956
     })  # fmt: skip
     before = UnmatchedGPUName.objects.filter(provider__slug="gcp", kind="gpu").count()
 
     run = crosscheck.crosscheck_run(provider_slug="gcp")
 
     assert run.status == "success", run.error
-    assert (run.source_commit, run.rows_read, run.compared) == (GCP_SHA, 46, 4)
-    assert (run.agreements, run.filed) == (2, 2)
+    assert (run.source_commit, run.rows_read, run.compared) == (GCP_SHA, 56, 6)
+    assert (run.agreements, run.filed) == (3, 3)
     filed = {
-        i.price.region.code: (i.second_usd_per_hour, i.ratio)
-        for i in PriceDisagreement.objects.select_related("price__region")
+        (i.price.instance_type.name, i.price.region.code): (i.second_usd_per_hour, i.ratio)
+        for i in PriceDisagreement.objects.select_related("price__region", "price__instance_type")
     }
     assert filed == {
-        "us-central1": (Decimal("3.673390"), Decimal("1.2245")),
-        "europe-west4": (Decimal("2.427710"), Decimal("1.2139")),
+        ("a2-highgpu-1g", "us-central1"): (Decimal("3.673390"), Decimal("1.2245")),
+        ("a2-highgpu-1g", "europe-west4"): (Decimal("2.427710"), Decimal("1.2139")),
+        # 0.20956 / 0.25 = 0.83824: 16% under ours.
+        ("n1-standard-8+1xT4", "asia-east1"): (Decimal("0.209560"), Decimal("0.8382")),
     }
     names = set(
         UnmatchedGPUName.objects.filter(provider__slug="gcp", kind="gpu").values_list(
