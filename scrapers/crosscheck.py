@@ -117,6 +117,7 @@ def crosscheck_run(
         raise CrossCheckInProgress(f"a cross-check of {provider.slug} is already running") from exc
     own_client = client is None and csv_text is None
     counts = _Counts()
+    fetch_warnings: list[str] = []
     try:
         if csv_text is None:
             client = client or http_client()
@@ -128,8 +129,7 @@ def crosscheck_run(
                 path=path,
             )
             csv_text = page.body
-            for text in warnings:
-                counts.warn(text)
+            fetch_warnings = warnings[:MAX_WARNINGS_KEPT]
         version = version or SourceVersion(url="")
         run.source_url = version.url[:500]
         run.source_commit = version.commit
@@ -142,14 +142,15 @@ def crosscheck_run(
         logger.exception("cross-check of %s failed", provider.slug)
         run.status = choices.CrossCheckStatus.FAILED
         run.error = f"{type(exc).__name__}: {exc}"[:2000]
+        run.warnings = fetch_warnings  # what the comparison noted was rolled back with it
     else:
         run.status = choices.CrossCheckStatus.SUCCESS
         for name in CrossCheckRun.COUNT_FIELDS:
             setattr(run, name, counts.values.get(name, 0))
+        run.warnings = (fetch_warnings + counts.warnings)[:MAX_WARNINGS_KEPT]
     finally:
         if own_client and client is not None:
             client.close()
-        run.warnings = counts.warnings
         run.finished_at = timezone.now()
         run.save()
     return run

@@ -406,6 +406,22 @@ def test_a_failing_fetch_leaves_everything_as_it_was(source, status, body, error
     assert list(UnmatchedGPUName.objects.values_list("pk", "times_seen")) == unmatched
 
 
+def test_a_failure_mid_comparison_rolls_back_what_it_noted(source, monkeypatch):
+    only_prices("gcp", {("a2-highgpu-1g", "us-central1", "on_demand"): "3.000000"})
+    unmatched = list(UnmatchedGPUName.objects.values_list("pk", "times_seen"))
+
+    def refuse(**values):
+        raise RuntimeError("database went away")
+
+    monkeypatch.setattr(PriceDisagreement.objects, "create", refuse)
+    run = crosscheck.crosscheck_run(provider_slug="gcp")
+
+    assert (run.status, run.error) == ("failed", "RuntimeError: database went away")
+    assert (run.compared, run.warnings) == (0, [])  # H100-MEGA was noted, then rolled back
+    assert list(UnmatchedGPUName.objects.values_list("pk", "times_seen")) == unmatched
+    assert not PriceDisagreement.objects.exists()
+
+
 def test_without_the_commit_the_file_is_read_at_the_branch_and_said_so(source):
     only_prices("aws", {("g6.xlarge", "us-east-1", "on_demand"): "1.000000"})
     source.override("skypilot", "/api/commits", status=403, body='{"message": "rate limit"}')
