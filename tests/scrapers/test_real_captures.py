@@ -334,3 +334,18 @@ def test_ecb_real_daily_file_of_2017_03_08():
     assert rates["GBP"].usd_per_unit == Decimal("1.2167878921")
     assert rates["IDR"].usd_per_unit == Decimal("0.0000746281")
     assert "HRK" in rates and "RUB" in rates
+
+
+# --- Bookkeeping ---------------------------------------------------------------------------------
+
+
+def test_every_real_capture_is_cited_and_checked():
+    # A capture nobody tests, or that no README cites, is not a contract.
+    source = Path(__file__).read_text()
+    captures = sorted(p for p in PAGES.glob("*/real/*") if p.name != "README.md")
+    assert captures
+    for capture in captures:
+        relative = f"{capture.parent.parent.name}/real/{capture.name}"
+        assert f'"{relative}"' in source, f"no test reads {relative}"
+        readme = (capture.parent / "README.md").read_text()
+        assert f"`{capture.name}`" in readme, f"{capture.parent}/README.md does not cite it"
