@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint format check typecheck lock clean schema prod-check
+.PHONY: run test install lint format check typecheck lock clean schema prod-check fuzz
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ test: install
 # The production stack natively against the PostgreSQL and Redis on 127.0.0.1 (see docs/operations.md).
 prod-check: install
 	$(BIN)/python scripts/prod_check.py
+
+# schemathesis over every API operation against gunicorn (production settings) on the PostgreSQL
+# and Redis on 127.0.0.1, in a database of its own; a few minutes (scripts/fuzz_api.py).
+fuzz: install
+	$(BIN)/python scripts/fuzz_api.py
 
 lint: install
 	$(BIN)/ruff check .

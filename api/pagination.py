@@ -29,10 +29,27 @@ class CatalogPagination(PageNumberPagination):
             )
         return int(raw)
 
-    def paginate_queryset(self, queryset, request, view=None):
+    def check_parameters(self, request) -> None:
+        """A 400 naming ``page`` or ``page_size`` when either is not a whole number in range, also
+        where no page is cut (a CSV download is the whole filtered set)."""
         raw = request.query_params.get(self.page_query_param, "1")
         if not _WHOLE.match(raw) or int(raw) < 1:
             raise bad_request({"page": [f"must be a whole number of at least 1, not {raw!r}"]})
+        self.get_page_size(request)
+
+    def get_schema_operation_parameters(self, view):
+        parameters = super().get_schema_operation_parameters(view)
+        bounds = {
+            self.page_query_param: {"minimum": 1, "maximum": 10**9 - 1},
+            self.page_size_query_param: {"minimum": 1, "maximum": self.max_page_size},
+        }
+        for parameter in parameters:
+            parameter["schema"] = {**parameter["schema"], **bounds.get(parameter["name"], {})}
+        return parameters
+
+    def paginate_queryset(self, queryset, request, view=None):
+        self.check_parameters(request)
+        raw = request.query_params.get(self.page_query_param, "1")
         try:
             return super().paginate_queryset(queryset, request, view)
         except NotFound as exc:  # a page past the end

@@ -7,8 +7,11 @@ import io
 import json
 from typing import Any
 
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer
 from rest_framework.settings import api_settings
+
+from .errors import bad_request
 
 
 def _flatten(row: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -63,3 +66,17 @@ class CSVRenderer(BaseRenderer):
 
 # The default renderers plus CSV, for endpoints whose answer is a table.
 CSV_RENDERERS = [*api_settings.DEFAULT_RENDERER_CLASSES, CSVRenderer]
+
+
+class StrictContentNegotiation(DefaultContentNegotiation):
+    """DRF's negotiation, with a 400 naming ``format`` for a format the endpoint cannot render
+    (DRF answers 404, as if the object did not exist)."""
+
+    def filter_renderers(self, renderers, format):
+        known = [renderer for renderer in renderers if renderer.format == format]
+        if not known:
+            formats = ", ".join(sorted({renderer.format for renderer in renderers}))
+            raise bad_request(
+                {"format": [f"unknown format {format!r}; expected one of: {formats}"]}
+            )
+        return known

@@ -1,6 +1,7 @@
 """Bounds on what a request may carry, enforced before any view runs: body size (also for chunked
-bodies), JSON nesting depth and integer size; and JSON error answers for the API's 400/404/413/500
-raised outside a DRF view (a bad Host header, an oversized body, an unknown URL)."""
+bodies), JSON nesting depth and integer size, one value per API query parameter; and JSON error
+answers for the API's 400/404/413/500 raised outside a DRF view (a bad Host header, an oversized
+body, an unknown URL)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,10 @@ class RequestBoundsMiddleware:
             refused = self._bound(request)
             if refused is not None:
                 return refused
+        if _is_api(request):
+            repeated = _repeated_parameters(request)
+            if repeated:
+                return JsonResponse({"errors": repeated}, status=400)
         return self.get_response(request)
 
     def _bound(self, request: HttpRequest) -> HttpResponse | None:
@@ -77,6 +82,16 @@ class RequestBoundsMiddleware:
         request._stream = io.BytesIO(bytes(body))  # what HttpRequest.read() reads
         request._read_started = False
         return None
+
+
+def _repeated_parameters(request: HttpRequest) -> dict[str, list[str]]:
+    """API query parameters given more than once: every API list parameter is comma-separated
+    (``?pricing_model=spot,on_demand``), so a repeat would silently keep only the last value."""
+    return {
+        name: [f"given {len(values)} times; give it once (lists are comma-separated: a,b)"]
+        for name, values in request.GET.lists()
+        if len(values) > 1
+    }
 
 
 def _depth_exceeds(value: Any, limit: int) -> bool:

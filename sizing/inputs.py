@@ -191,7 +191,7 @@ WORKLOAD: tuple[Field, ...] = (
         "gpu",
         "text",
         gettext_noop("GPU"),
-        "GPU slug (estimate only).",
+        "GPU slug (estimate only; GET /api/gpus/ lists them).",
         form=False,
         cli=False,
         api=False,
@@ -271,12 +271,18 @@ WORKLOAD: tuple[Field, ...] = (
 )
 
 CONSTRAINTS: tuple[Field, ...] = (
-    Field("providers", "list", gettext_noop("Providers"), "Provider slugs; none: all.", default=()),
+    Field(
+        "providers",
+        "list",
+        gettext_noop("Providers"),
+        "Provider slugs (GET /api/providers/ lists them); none: all.",
+        default=(),
+    ),
     Field(
         "regions",
         "list",
         gettext_noop("Regions"),
-        "Region codes; none: all.",
+        "Region codes (GET /api/regions/ lists them); none: all.",
         default=(),
         form=False,
     ),
@@ -314,7 +320,13 @@ CONSTRAINTS: tuple[Field, ...] = (
         "max_total_usd", "float", gettext_noop("Total budget (USD)"), "", bounds=(0, float("inf"))
     ),
     Field("max_hours", "float", gettext_noop("At most (hours)"), "", bounds=(0, float("inf"))),
-    Field("gpus", "list", gettext_noop("GPUs"), "GPU slugs; none: all.", default=()),
+    Field(
+        "gpus",
+        "list",
+        gettext_noop("GPUs"),
+        "GPU slugs (GET /api/gpus/ lists them); none: all.",
+        default=(),
+    ),
     Field(
         "min_gpu_memory_gb",
         "float",

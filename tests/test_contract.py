@@ -174,3 +174,104 @@ def test_estimates_and_plans_carry_their_ranges(api_client):
     assert rec["recommendations"]
     for item in rec["recommendations"]:
         assert plan_keys <= set(item)
+
+
+# --- The schema tells the truth about errors and access (api/schema.py) -------------------
+
+
+def _operations(schema: dict):
+    for path, methods in schema["paths"].items():
+        for method, operation in methods.items():
+            yield path, method, operation
+
+
+def test_every_operation_documents_its_error_answers():
+    schema = _current_schema()
+    for path, method, operation in _operations(schema):
+        codes = set(operation["responses"])
+        expected = {"400", "401", "406", "414", "429", "503"}
+        if method == "post":
+            expected |= {"403", "413", "415"}
+        if "{" in path:
+            expected.add("404")
+        assert expected <= codes, f"{method.upper()} {path} lacks {sorted(expected - codes)}"
+        bad = operation["responses"]["400"]["content"]["application/json"]["schema"]
+        assert {"$ref": "#/components/schemas/ValidationError"} in bad["oneOf"]
+        for code in ("429", "503"):
+            assert "Retry-After" in operation["responses"][code]["headers"]
+    errors = schema["components"]["schemas"]["ValidationError"]
+    assert errors["required"] == ["errors"]
+
+
+def test_anonymous_operations_say_they_need_no_token():
+    by_operation = {
+        (path, method): operation.get("security", [])
+        for path, method, operation in _operations(_current_schema())
+    }
+    assert {} in by_operation[("/api/gpus/", "get")]
+    assert {} in by_operation[("/api/recommend/", "post")]  # computes only: anonymous allowed
+    refresh = by_operation[("/api/refresh/{provider}/", "post")]
+    assert refresh and {} not in refresh
+
+
+def test_anonymous_reads_need_a_token_in_the_schema_when_the_api_does(settings):
+    settings.API_REQUIRE_TOKEN_FOR_READS = True
+    gpus = _current_schema()["paths"]["/api/gpus/"]["get"]
+    assert {} not in gpus["security"]
+
+
+def test_nullable_fields_presets_and_filter_types():
+    schema = _current_schema()
+    components = schema["components"]["schemas"]
+    assert components["GPU"]["properties"]["export_variant_of"]["nullable"] is True
+    for name in ("interconnect_intra", "interconnect_inter"):
+        assert components["InstanceType"]["properties"][name]["nullable"] is True
+    from sizing.presets import load_presets
+
+    model = components["WorkloadSchemaRequest"]["properties"]["model"]
+    enum = components[model["allOf"][0]["$ref"].rsplit("/", 1)[1]]["enum"]
+    assert set(enum) == set(load_presets())
+    parameters = {
+        p["name"]: p for p in schema["paths"]["/api/instance-types/"]["get"]["parameters"]
+    }
+    assert parameters["min_vcpus"]["schema"]["type"] == "number"  # ?min_vcpus=0.5 is taken
+    assert parameters["provider_id"]["schema"]["type"] == "integer"
+    assert parameters["rdma"]["allowEmptyValue"] is True
+    assert parameters["page_size"]["schema"]["maximum"] == 1000
+
+
+def _validates(schema: dict, name: str, body: dict) -> None:
+    import jsonschema
+
+    component = schema["components"]["schemas"][name]
+    jsonschema.validate(body, component)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "url, field",
+    [
+        ("/api/gpus/?vendor=nvidia&vendor=amd", "vendor"),
+        ("/api/gpus/?format=xml", "format"),
+        ("/api/prices/?format=csv&page=first", "page"),
+        ("/api/scrape-runs/health/?provider=nosuch", "provider"),
+        ("/api/recommend?model=llama-3-8b&format=yaml", "format"),
+    ],
+)
+def test_refusals_are_400s_naming_the_parameter_in_the_documented_shape(api_client, url, field):
+    response = api_client.get(url)
+    assert response.status_code == 400, response.content
+    if response["Content-Type"].startswith("text/csv"):  # rendered as asked, as one row
+        assert f"errors.{field}" in response.content.decode().splitlines()[0]
+        return
+    body = json.loads(response.content)
+    assert field in body["errors"]
+    _validates(_current_schema(), "ValidationError", body)
+
+
+@pytest.mark.django_db
+def test_the_committed_schema_documents_what_the_api_answers(api_client):
+    committed = json.loads(COMMITTED.read_text())
+    body = api_client.get("/api/gpus/no-such-gpu/").json()
+    _validates(committed, "Error", body)
+    assert "404" in committed["paths"]["/api/gpus/{slug}/"]["get"]["responses"]

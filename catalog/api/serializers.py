@@ -19,7 +19,9 @@ from ..querysets import MARKETPLACE, price_stale_at
 
 
 class GPUSerializer(serializers.ModelSerializer):
-    export_variant_of = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    export_variant_of = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True, allow_null=True
+    )
     aliases = serializers.SerializerMethodField()
 
     class Meta:
@@ -77,8 +79,12 @@ class InstanceTypeSerializer(serializers.ModelSerializer):
     gpu_memory_gib = serializers.FloatField(source="gpu.memory_gib", read_only=True)
     gpu_memory_total_gib = serializers.FloatField(read_only=True)
     gpu_count = serializers.FloatField()
-    interconnect_intra = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    interconnect_inter = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    interconnect_intra = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True, allow_null=True
+    )
+    interconnect_inter = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True, allow_null=True
+    )
 
     class Meta:
         model = InstanceType

@@ -34,6 +34,8 @@ class CSVExportMixin:
             getattr(self.request, "accepted_renderer", None)
             and self.request.accepted_renderer.format == "csv"
         ):
+            if self.paginator is not None:
+                self.paginator.check_parameters(self.request)
             return None
         return super().paginate_queryset(queryset)
 

@@ -195,7 +195,10 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PAGINATION_CLASS": "api.pagination.CatalogPagination",
     "PAGE_SIZE": 100,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Error answers, anonymous access and empty filters in the schema, for every operation.
+    "DEFAULT_SCHEMA_CLASS": "api.schema.AutoSchema",
+    # A ?format= no renderer of the endpoint knows is a 400 naming it (DRF answers 404).
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "api.renderers.StrictContentNegotiation",
     "EXCEPTION_HANDLER": "api.errors.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": [
         "rest_framework.throttling.AnonRateThrottle",

@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.errors import bad_request
 from catalog.models import Provider
 
 from ..selectors import scraper_health
@@ -55,10 +56,7 @@ class ScraperHealthView(APIView):
         provider = request.query_params.get("provider") or None
         health = scraper_health(provider=provider)
         if provider and not health:
-            return Response(
-                {"provider": [f"no provider with a scraper is called {provider!r}"]},
-                status=status.HTTP_400_BAD_REQUEST,
-            )
+            raise bad_request({"provider": [f"no provider with a scraper is called {provider!r}"]})
         return Response(ScraperHealthSerializer(health, many=True).data)
 
 

@@ -12,6 +12,7 @@ from catalog.suggest import did_you_mean
 
 from .. import inputs
 from ..inputs import OBJECTIVES
+from ..presets import load_presets
 
 # Bounds on free-text name lists (gpus, providers, regions...): each unknown name is looked up
 # and answered with suggestions, so an unbounded list is an anonymous denial of service. The
@@ -124,6 +125,13 @@ class WorkloadSchemaSerializer(_WorkloadFields):
     the estimator validates it. A test checks that it names every Workload field (gpu and
     gpu_count are /api/estimate's, outside the workload)."""
 
+    # The presets ship with the code (fixtures/models.yaml), so the schema can list them.
+    model = serializers.ChoiceField(
+        choices=sorted(load_presets()),
+        required=False,
+        help_text=next(spec.help for spec in inputs.WORKLOAD if spec.name == "model"),
+    )
+
 
 @extend_schema_field(WorkloadSchemaSerializer)
 class WorkloadField(serializers.DictField):
@@ -138,9 +146,13 @@ class RecommendInputSerializer(StrictSerializer):
 
 
 class CompareTargetSerializer(StrictSerializer):
-    provider = serializers.CharField(required=False)
-    instance_type = serializers.CharField(required=False)
-    gpu = serializers.CharField(required=False)
+    provider = serializers.CharField(
+        required=False, help_text="Provider slug (GET /api/providers/ lists them)."
+    )
+    instance_type = serializers.CharField(
+        required=False, help_text="Instance type name (GET /api/instance-types/ lists them)."
+    )
+    gpu = serializers.CharField(required=False, help_text="GPU slug (GET /api/gpus/ lists them).")
 
     def validate(self, attrs):
         by_gpu = bool(attrs.get("gpu"))
@@ -168,7 +180,9 @@ class CompareInputSerializer(StrictSerializer):
 
 class EstimateInputSerializer(StrictSerializer):
     workload = WorkloadField()
-    gpu = serializers.CharField(required=False, allow_null=True)
+    gpu = serializers.CharField(
+        required=False, allow_null=True, help_text="GPU slug (GET /api/gpus/ lists them)."
+    )
     gpu_count = serializers.IntegerField(required=False, min_value=1, max_value=4096)
     fit_on = _field(inputs.CONSTRAINTS_BY_NAME["fit_on"])
 

@@ -127,7 +127,10 @@ def _query_parameters() -> list[OpenApiParameter]:
             listed = isinstance(field, drf_serializers.ListField)
             kind = kinds.get(type(field), OpenApiTypes.STR)
             text = str(field.help_text or "") + (" Comma-separated." if listed else "")
-            parameters.append(OpenApiParameter(name, kind, description=text.strip()))
+            choices = (
+                list(field.choices) if isinstance(field, drf_serializers.ChoiceField) else None
+            )
+            parameters.append(OpenApiParameter(name, kind, description=text.strip(), enum=choices))
     return parameters
 
 
