@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,6 +84,20 @@ def wait_ready(base: str, server: subprocess.Popen, log: Path) -> None:
     raise SystemExit(f"fuzz-api: /readyz did not answer 200 within 60 s: {log.read_text()[-2000:]}")
 
 
+def summarise(access_log: Path) -> None:
+    """How many generated requests the sizing operations answered 200 (reached the planner)."""
+    counts: Counter[tuple[str, str]] = Counter()
+    for line in access_log.read_text().splitlines():
+        method, _, rest = line.partition(" ")
+        path, _, status = rest.rpartition(" ")
+        path = path.rstrip("/")
+        if path in ("/api/recommend", "/api/compare", "/api/estimate"):
+            counts[(f"{method} {path}", "200" if status == "200" else "other")] += 1
+    for operation in sorted({op for op, _ in counts}):
+        ok, other = counts[(operation, "200")], counts[(operation, "other")]
+        step(f"{operation}: {ok} of {ok + other} generated requests answered 200")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=1)
@@ -134,7 +149,9 @@ def main() -> int:
     with log.open("w") as out:
         server = subprocess.Popen(
             [PYTHON, "-m", "gunicorn", "config.wsgi:application", "--workers", "2",
-             "--bind", f"127.0.0.1:{port}", "--timeout", "60"],
+             "--bind", f"127.0.0.1:{port}", "--timeout", "60",
+             "--access-logfile", str(work / "access.log"),
+             "--access-logformat", "%(m)s %(U)s %(s)s"],
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip
     try:
@@ -150,8 +167,9 @@ def main() -> int:
              "--workers", str(args.workers), "--request-timeout", "30",
              "--suppress-health-check", "too_slow,filter_too_much",
              "--report", "junit", "--report-dir", str(work / "report")],
-            cwd=work, env={**os.environ, "SCHEMATHESIS_HOOKS": ""},
+            cwd=work,
         )  # fmt: skip
+        summarise(work / "access.log")
         errors = [line for line in log.read_text().splitlines() if '"level": "ERROR"' in line]
         if errors:
             step(f"{len(errors)} error lines in the server log, e.g.: {errors[0][:500]}")

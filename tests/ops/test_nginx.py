@@ -167,11 +167,21 @@ def test_a_slow_body_is_buffered_and_does_not_hold_the_backend(proxy):
     assert posted[0]["at"] - started > 4 * 0.4 - 0.1
 
 
-def test_an_oversized_body_is_refused_before_the_backend(proxy):
+def test_an_oversized_body_is_refused_before_the_backend_in_the_api_shape(proxy):
     port, backend = proxy
     answer = _send(port, _head("POST", "/api/estimate", 2 * 1024 * 1024), [])
     assert answer.startswith(b"HTTP/1.1 413")
+    assert b"Content-Type: application/json" in answer
     assert backend.seen == []
+
+
+def test_a_burst_over_the_per_address_rate_gets_json_429s_with_retry_after(proxy):
+    port, backend = proxy
+    answers = [_send(port, _head("GET", "/api/gpus/"), []) for _ in range(100)]
+    refused = [a for a in answers if a.startswith(b"HTTP/1.1 429")]
+    # 30 requests/s with a burst of 60: at least the 62nd of 100 sent at once is refused.
+    assert refused and len(backend.seen) + len(refused) == 100
+    assert b"Retry-After: 1" in refused[0] and b"application/json" in refused[0]
 
 
 @override_settings(TRUSTED_PROXY_COUNT=1)
