@@ -1,0 +1,194 @@
+"""The fixture generators' shared rules (fixtures/tools/_common.py) and their source parsers.
+
+The generators are stand-alone scripts (run by hand, see fixtures/tools/README.md); these tests load them
+from their folder the way they run.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from datetime import date
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+TOOLS = Path(settings.CATALOG_FIXTURES_DIR) / "tools"
+
+
+def _load(name: str):
+    sys.path.insert(0, str(TOOLS))
+    try:
+        spec = importlib.util.spec_from_file_location(f"fixture_tool_{name}", TOOLS / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(TOOLS))
+    return module
+
+
+@pytest.fixture(scope="module")
+def common():
+    return _load("_common")
+
+
+def _row(
+    common, amount, when, source="src", name="p5.48xlarge", region="us-east-1", model="on_demand"
+):
+    return common.price_row(
+        name, region, model, amount, when, source, f"https://example.org/{source}"
+    )
+
+
+def test_keep_newest_names_the_older_figure_it_replaces(common):
+    old = _row(common, 98.32, "2025-03-01", source="old")
+    new = _row(common, 55.04, "2026-07-20", source="new")
+    (kept,) = common.keep_newest([old, new])
+    assert kept["amount"] == 55.04
+    assert kept["observed_at"] == date(2026, 7, 20)
+    assert "[newer than the 2025-03-01 figure 98.32 of https://example.org/old]" in kept["source"]
+
+
+def test_keep_newest_adds_no_note_when_figures_agree_and_keeps_the_first_on_a_tie(common):
+    first = _row(common, 10.0, "2026-01-21", source="first")
+    second = _row(common, 12.0, "2026-01-21", source="second")
+    same_newer = _row(common, 10.0, "2026-07-20", source="newer")
+    (kept,) = common.keep_newest([first, second])
+    assert kept["source"] == "first"
+    (kept,) = common.keep_newest([first, same_newer])
+    assert kept["source"] == "newer"
+
+
+def test_keep_newest_keeps_one_row_per_type_region_and_model(common):
+    rows = [
+        _row(common, 1.0, "2026-01-21"),
+        _row(common, 0.5, "2026-01-21", model="spot"),
+        _row(common, 2.0, "2026-01-21", region="eu-west-1"),
+    ]
+    kept = common.keep_newest(rows)
+    assert [(r["region"], r["pricing_model"]) for r in kept] == [
+        ("eu-west-1", "on_demand"),
+        ("us-east-1", "on_demand"),
+        ("us-east-1", "spot"),
+    ]
+
+
+def test_merge_newer_writes_one_kept_note_however_often_it_is_regenerated(common):
+    generated = [_row(common, 63.296, "2026-07-20", source="karpenter")]
+    curated = _row(common, 67.7267, "2026-08-06", source="dstack PR")
+    once = common.merge_newer(generated, [curated], {"p5.48xlarge"}, {"us-east-1"})
+    twice = common.merge_newer(generated, once, {"p5.48xlarge"}, {"us-east-1"})
+    assert once == twice
+    assert (
+        twice[0]["source"].count("[kept over the 2026-07-20 generated figure 63.296: newer]") == 1
+    )
+
+
+def test_merge_newer_keeps_equal_newer_rows_without_a_note_and_drops_older_ones(common):
+    generated = [_row(common, 63.296, "2026-07-20", source="karpenter")]
+    equal = _row(common, 63.296, "2026-08-06", source="dstack PR")
+    (kept,) = common.merge_newer(generated, [equal], {"p5.48xlarge"}, {"us-east-1"})
+    assert kept["source"] == "dstack PR"
+    older_elsewhere = _row(common, 70.0, "2026-01-21", source="old", region="eu-west-1")
+    newer_elsewhere = _row(common, 71.0, "2026-08-06", source="new", region="eu-north-1")
+    merged = common.merge_newer(
+        generated,
+        [older_elsewhere, newer_elsewhere],
+        {"p5.48xlarge"},
+        {"us-east-1", "eu-west-1", "eu-north-1"},
+    )
+    assert {r["region"] for r in merged} == {"us-east-1", "eu-north-1"}
+
+
+def test_aws_vantage_table_keeps_regions_and_maps_the_reserved_term(tmp_path):
+    aws = _load("aws_prices")
+    table = [
+        {
+            "name": "g6e.xlarge",
+            "pricing": {
+                "us-east-1": {"onDemand": 1.861, "reserved": 1.17243},
+                "us-east-1-atl-1": {"onDemand": 2.0},  # a Local Zone, not a region
+                "eu-north-1": {"onDemand": 1.97},
+            },
+        },
+        {"name": "inf2.xlarge", "pricing": {"us-east-1": {"onDemand": 0.7582}}},  # no GPU
+    ]
+    path = tmp_path / "all_gpu_instances.js"
+    path.write_text(
+        "// header\nvar allGPUInstances = " + json.dumps(table) + ";\n", encoding="utf-8"
+    )
+    assert aws.parse_vantage(path) == {
+        ("g6e.xlarge", "us-east-1"): {"on_demand": 1.861, "reserved_1y": 1.17243},
+        ("g6e.xlarge", "eu-north-1"): {"on_demand": 1.97},
+    }
+
+
+def test_aws_vantage_raw_records_read_linux_standard_no_upfront_terms(tmp_path):
+    aws = _load("aws_prices")
+    records = [
+        {
+            "instance_type": "p4d.24xlarge",
+            "pricing": {
+                "us-east-1": {
+                    "linux": {
+                        "ondemand": "21.957642",
+                        "reserved": {
+                            "yrTerm1Standard.noUpfront": "13.921094",
+                            "yrTerm3Standard.noUpfront": "9.374219",
+                            "yrTerm3Convertible.noUpfront": "11.0",
+                        },
+                    },
+                    "mswin": {"ondemand": "25.0"},
+                }
+            },
+        }
+    ]
+    path = tmp_path / "raw.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    assert aws.parse_vantage_raw(path) == {
+        ("p4d.24xlarge", "us-east-1"): {
+            "on_demand": 21.957642,
+            "reserved_1y": 13.921094,
+            "reserved_3y": 9.374219,
+        }
+    }
+
+
+def test_azure_retail_records_keep_linux_pay_as_you_go_and_spot_only(tmp_path):
+    azure = _load("azure_prices")
+
+    def item(sku, product, price, unit="1 Hour"):
+        return {
+            "armRegionName": "swedencentral",
+            "productName": product,
+            "skuName": sku,
+            "retailPrice": price,
+            "unitOfMeasure": unit,
+        }
+
+    records = {
+        "a|1|Consumption|": item(
+            "Standard_NC24ads_A100_v4", "Virtual Machines NCads A100 v4 Series", 4.775
+        ),
+        "a|2|Consumption|": item(
+            "Standard_NC24ads_A100_v4 Spot", "Virtual Machines NCads A100 v4 Series", 1.464492
+        ),
+        "a|3|Consumption|": item(
+            "Standard_NC24ads_A100_v4 Low Priority", "Virtual Machines NCads A100 v4 Series", 0.955
+        ),
+        "a|4|Consumption|": item(
+            "Standard_NC24ads_A100_v4", "Virtual Machines NCads A100 v4 Series Windows", 5.879
+        ),
+        "a|5|Reservation|1 Year": item(
+            "Standard_NC24ads_A100_v4", "Virtual Machines NCads A100 v4 Series", 25000.0, "1 Year"
+        ),
+        "a|6|Consumption|": item("Standard_D2s_v5", "Virtual Machines Dsv5 Series", 0.1),
+    }
+    path = tmp_path / "vm-swedencentral.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    assert azure.parse_retail(path) == {
+        ("Standard_NC24ads_A100_v4", "swedencentral", "on_demand"): 4.775,
+        ("Standard_NC24ads_A100_v4", "swedencentral", "spot"): 1.464492,
+    }
