@@ -1,0 +1,45 @@
+"""Leave-one-source-out in bench/sizing_accuracy.py: a held-out source never reaches the fit."""
+
+from __future__ import annotations
+
+import csv
+
+from bench import sizing_accuracy as sa
+from sizing import compute
+from sizing.presets import load_presets
+
+
+def _rows() -> list[dict]:
+    with open(sa.CSV_PATH, encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_a_held_out_source_fits_as_if_its_rows_were_not_there():
+    """Fitting without llm-foundry gives the same constants as fitting on a table that never
+    had its rows, and differs from the fit on every source (those rows carry weight)."""
+    presets, gpus = load_presets(), sa.load_gpus()
+    rows = _rows()
+    facts = [sa.facts(r, presets, gpus) for r in rows]
+    without = [(r, f) for r, f in zip(rows, facts, strict=True) if r["source_key"] != "llm-foundry"]
+    with sa.shipped_constants():
+        held_out = sa.fit_constants(rows, facts, "llm-foundry", presets, gpus)
+        absent = sa.fit_constants(
+            [r for r, _ in without], [f for _, f in without], None, presets, gpus
+        )
+        everyone = sa.fit_constants(rows, facts, None, presets, gpus)
+    assert held_out == absent
+    assert held_out["HFU_REFERENCE"] != everyone["HFU_REFERENCE"]
+
+
+def test_the_shipped_constants_are_back_after_leave_one_source_out():
+    presets, gpus = load_presets(), sa.load_gpus()
+    rows = [r for r in _rows() if r["kind"] == "decode"]
+    before = {c.label: c.get() for c in sa.FITTED}
+    pcie = compute.ALLREDUCE_LATENCY_S["pcie"]
+    errors, fits = sa.leave_one_source_out(rows, presets, gpus, [sa.measured(r) for r in rows])
+    assert {c.label: c.get() for c in sa.FITTED} == before
+    assert compute.ALLREDUCE_LATENCY_S["pcie"] == pcie
+    # gpt-fast is the only decode source: held out, nothing is left to fit on, so the decode
+    # efficiency takes its bound (the roofline) and every decode row comes out faster.
+    assert fits["gpt-fast"]["DECODE_BANDWIDTH_EFFICIENCY[bf16]"] == 1.0
+    assert all(e > 0 for e in errors)
