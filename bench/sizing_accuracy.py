@@ -165,7 +165,8 @@ class Fitted:
     """One fitted constant: `module.name` (or its `key` entry for a dict), the rows it is fitted
     on (predicates over a row's facts, narrowest first: the first that selects at least
     MIN_FIT_ROWS rows of the other sources is used), the interval searched, and the value it
-    takes when none does (the physical bound: no loss of efficiency)."""
+    takes when none does: `otherwise`'s value where named, else the physical bound (no loss of
+    efficiency)."""
 
     module: ModuleType
     name: str
@@ -174,6 +175,7 @@ class Fitted:
     high: float
     neutral: float
     key: str | None = None
+    otherwise: str | None = None  # with no rows: the value just fitted for this other constant
 
     @property
     def label(self) -> str:
@@ -292,8 +294,10 @@ FITTED: tuple[Fitted, ...] = (
             1.0,
             1.0,
             key=p[0],
+            # no row in this format: what single-GPU decode reached in 4-bit
+            otherwise=None if p[0] == "int4" else "DECODE_BANDWIDTH_EFFICIENCY[int4]",
         )
-        for p in (("bf16", "fp16", "fp32"), ("int8",), ("int4",))
+        for p in (("int4",), ("bf16", "fp16", "fp32"), ("int8",))
     ),
     Fitted(
         compute,
@@ -399,10 +403,13 @@ def fit_constants(
             if len(chosen) >= MIN_FIT_ROWS:
                 subsets[c.label] = chosen
                 break
+    fitted = {c.label: c for c in FITTED}
     for _ in range(FIT_PASSES):
         for c in FITTED:
             if c.label in subsets:
                 _set_fitted(c, _fit_one(c, subsets[c.label], presets, gpus))
+            elif c.otherwise:
+                _set_fitted(c, fitted[c.otherwise].get())
     return {c.label: c.get() for c in FITTED}
 
 

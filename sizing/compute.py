@@ -102,14 +102,17 @@ GOODPUT = 0.9
 
 # ---- decode --------------------------------------------------------------------------------
 # Memory-bandwidth utilisation of batch-1 decode kernels. gpt-fast on A100-80GB: bf16 Llama-2-7B
-# 1397 GB/s of 2039 = 0.69, 70B int8 0.65 (1323), 7B int8 0.52, 7B int4 0.42, 70B int4 0.54.
+# 1397 GB/s of 2039 = 0.69, 70B int8 0.65 (1323), 7B int8 0.52. 4-bit kernels differ twofold
+# between implementations: gpt-fast's reaches 0.42 (7B) and 0.54 (70B) on an A100, ExLlamaV2's
+# GPTQ kernels about 0.8 on an RTX 4090 (turboderp/exllamav2 README @1cefef95: 7B 195, 13B 110,
+# 33B 48 tokens/s); 0.75 is what `bench/sizing_accuracy.py --fit` gives on both sources' rows.
 DECODE_BANDWIDTH_EFFICIENCY = {
     "fp32": 0.7,
     "bf16": 0.7,
     "fp16": 0.7,
     "fp8": 0.65,
     "int8": 0.58,
-    "int4": 0.48,
+    "int4": 0.75,
 }
 # Decode matmuls at large batch run well below peak (weights are re-read per step, small M).
 DECODE_COMPUTE_EFFICIENCY = 0.5
