@@ -511,6 +511,10 @@ def test_admin_queue_accepts_and_dismisses(source, curator):
         PriceDisagreement.objects.get(price=prices[(name, "us-east-1", "on_demand")])
         for name in ("g6.xlarge", "g6e.12xlarge")
     )
+    change = reverse("admin:catalog_pricedisagreement_change", args=[g6.pk])
+    assert curator.get(change).status_code == 200
+    run_page = reverse("admin:catalog_crosscheckrun_change", args=[run.pk])
+    assert curator.get(run_page).status_code == 200
     curator.post(url, {"action": "accept", "_selected_action": [g6.pk]})
     curator.post(url, {"action": "dismiss", "_selected_action": [g6e.pk]})
     g6.refresh_from_db()
