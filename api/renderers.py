@@ -7,11 +7,10 @@ import io
 import json
 from typing import Any
 
+from rest_framework.exceptions import ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer
 from rest_framework.settings import api_settings
-
-from .errors import bad_request
 
 
 def _flatten(row: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -76,7 +75,9 @@ class StrictContentNegotiation(DefaultContentNegotiation):
         known = [renderer for renderer in renderers if renderer.format == format]
         if not known:
             formats = ", ".join(sorted({renderer.format for renderer in renderers}))
-            raise bad_request(
+            # Not api.errors.bad_request: importing api.errors here imports rest_framework.views,
+            # whose APIView reads this class while it loads (an import cycle).
+            raise ValidationError(
                 {"format": [f"unknown format {format!r}; expected one of: {formats}"]}
             )
         return known

@@ -275,3 +275,21 @@ def test_the_committed_schema_documents_what_the_api_answers(api_client):
     body = api_client.get("/api/gpus/no-such-gpu/").json()
     _validates(committed, "Error", body)
     assert "404" in committed["paths"]["/api/gpus/{slug}/"]["get"]["responses"]
+
+
+@pytest.mark.parametrize(
+    "module", ["api.errors", "api.filters", "api.pagination", "api.renderers", "api.schema"]
+)
+def test_each_api_module_loads_first_in_a_fresh_process(module):
+    """The REST_FRAMEWORK settings name api classes that DRF imports while its own views load;
+    an import cycle shows only in the order where an api module comes first."""
+    import subprocess
+    import sys
+
+    code = (
+        "import django; django.setup(); import " + module + "; "
+        "from rest_framework.settings import api_settings as s; "
+        "s.DEFAULT_CONTENT_NEGOTIATION_CLASS, s.DEFAULT_PAGINATION_CLASS, s.DEFAULT_SCHEMA_CLASS"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
