@@ -6,13 +6,15 @@ tested on recorded pages. Only the ingest service (scrapers/services.py) writes 
 
 from __future__ import annotations
 
+import io
 import random
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any, ClassVar
+from typing import IO, Any, ClassVar
 
 import httpx
 
@@ -22,6 +24,8 @@ USER_AGENT = (
     "GPUAtlas/1.0 (+https://github.com/gpu-atlas; price catalog refresh; contact via repository)"
 )
 RETRY_STATUSES = {429, 500, 502, 503, 504}
+# A spooled body stays in memory up to this size, then moves to a temporary file.
+SPOOL_IN_MEMORY_BYTES = 8 * 1024 * 1024
 
 
 class ParseError(ValueError):
@@ -34,7 +38,12 @@ class FetchError(RuntimeError):
 
 @dataclass(frozen=True)
 class Page:
-    """One fetched document: where it came from, its status, its body and when."""
+    """One fetched document: where it came from, its status, its body and when.
+
+    A large source is fetched spooled (``HttpClient.get(..., spool=True)``): its bytes are in
+    ``spool``, a temporary file, and ``body`` is "". Parsers of such sources read ``open()``,
+    which serves both kinds of page; ``close()`` frees the spool once the page is parsed.
+    """
 
     url: str
     status: int
@@ -43,6 +52,20 @@ class Page:
     content_type: str = ""
     # Free-form context a parser needs that is not in the body (e.g. the region a file is for).
     meta: dict[str, str] = field(default_factory=dict)
+    spool: IO[bytes] | None = field(default=None, compare=False, repr=False)
+
+    def open(self) -> IO[bytes]:
+        """The body as bytes from its start: the spool rewound (not to be closed by the reader;
+        ``close()`` does), or ``body`` encoded as UTF-8."""
+        if self.spool is None:
+            return io.BytesIO(self.body.encode("utf-8"))
+        self.spool.seek(0)
+        return self.spool
+
+    def close(self) -> None:
+        """Free the spool (its temporary file); a page without one has nothing to free."""
+        if self.spool is not None:
+            self.spool.close()
 
 
 @dataclass(frozen=True)
@@ -112,6 +135,7 @@ class ParseResult:
 
     records: list[PriceRecord]
     notes: list[ParseNote]
+    pages: int = 0  # how many pages were parsed
 
     def unmatched(self) -> list[ParseNote]:
         return [note for note in self.notes if note.kind == NOTE_UNMATCHED]
@@ -127,6 +151,8 @@ class Scraper:
 
     # Regions fetched when the caller names none (sources that are fetched per region).
     default_regions: ClassVar[tuple[str, ...]] = ()
+    # True when parse() reads pages through ``Page.open()`` only, so a page may be spooled.
+    reads_spooled_pages: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -221,8 +247,11 @@ class HttpClient:
         params: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
         meta: dict[str, str] | None = None,
+        spool: bool = False,
     ) -> Page:
-        return self.request("GET", url, params=params, headers=headers, meta=meta)
+        """GET ``url``; with ``spool`` the body streams into a temporary file (``Page.spool``)
+        instead of memory, for sources of hundreds of megabytes."""
+        return self.request("GET", url, params=params, headers=headers, meta=meta, spool=spool)
 
     def post(
         self,
@@ -235,23 +264,23 @@ class HttpClient:
         return self.request("POST", url, json=json, headers=headers, meta=meta)
 
     def request(
-        self, method: str, url: str, *, meta: dict[str, str] | None = None, **kwargs: Any
+        self,
+        method: str,
+        url: str,
+        *,
+        meta: dict[str, str] | None = None,
+        spool: bool = False,
+        **kwargs: Any,
     ) -> Page:
         last_error = ""
         for attempt in range(self.retries + 1):
             try:
-                response = self._client.request(method, url, **kwargs)
+                response, page = self._attempt(method, url, meta=meta, spool=spool, **kwargs)
             except httpx.TransportError as exc:  # timeouts, refused connections, resets
                 last_error = f"{type(exc).__name__}: {exc}"
             else:
-                if response.status_code < 400:
-                    return Page(
-                        url=str(response.url),
-                        status=response.status_code,
-                        body=response.text,
-                        content_type=response.headers.get("content-type", ""),
-                        meta=dict(meta or {}),
-                    )
+                if page is not None:
+                    return page
                 last_error = f"HTTP {response.status_code} from {url}"
                 if response.status_code not in RETRY_STATUSES:
                     break
@@ -264,6 +293,40 @@ class HttpClient:
                 self.sleep(self.backoff_s * (2**attempt) * random.uniform(0.75, 1.25))
         raise FetchError(last_error or f"could not fetch {url}")
 
+    def _attempt(
+        self, method: str, url: str, *, meta: dict[str, str] | None, spool: bool, **kwargs: Any
+    ) -> tuple[httpx.Response, Page | None]:
+        """One request: the response, and its page when the status is a success."""
+        if not spool:
+            response = self._client.request(method, url, **kwargs)
+            if response.status_code >= 400:
+                return response, None
+            return response, Page(
+                url=str(response.url),
+                status=response.status_code,
+                body=response.text,
+                content_type=response.headers.get("content-type", ""),
+                meta=dict(meta or {}),
+            )
+        with self._client.stream(method, url, **kwargs) as response:
+            if response.status_code >= 400:
+                return response, None
+            file = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY_BYTES)  # noqa: SIM115 (the page owns it; Page.close() frees it)
+            try:
+                for chunk in response.iter_bytes():  # content-encoding (gzip) already undone
+                    file.write(chunk)
+            except BaseException:
+                file.close()
+                raise
+            return response, Page(
+                url=str(response.url),
+                status=response.status_code,
+                body="",
+                content_type=response.headers.get("content-type", ""),
+                meta=dict(meta or {}),
+                spool=file,
+            )
+
     def close(self) -> None:
         self._client.close()
 
@@ -275,14 +338,24 @@ class HttpClient:
 
 
 def parse_pages(scraper: Scraper, pages: Iterable[Page]) -> ParseResult:
-    """Every record of every page, in order, with the notes the parser left (duplicates once)."""
+    """Every record of every page, in order, with the notes the parser left (duplicates once).
+
+    Pages are parsed one at a time as ``pages`` yields them, and each is closed once parsed, so
+    handing in ``scraper.fetch(client)`` itself keeps one raw page in memory (or spooled) at a
+    time, however many the source has.
+    """
     scraper.notes = []
     records: list[PriceRecord] = []
+    count = 0
     for page in pages:
-        records.extend(scraper.parse(page))
+        count += 1
+        try:
+            records.extend(scraper.parse(page))
+        finally:
+            page.close()
     notes = list(dict.fromkeys(scraper.notes))
     scraper.notes = []
-    return ParseResult(records=records, notes=notes)
+    return ParseResult(records=records, notes=notes, pages=count)
 
 
 def parse_all(scraper: Scraper, pages: Iterable[Page]) -> list[PriceRecord]:

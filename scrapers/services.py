@@ -45,7 +45,7 @@ from catalog.services import (
     unmatched_gpu_name_record,
 )
 
-from .base import HttpClient, ParseNote, PriceRecord, Scraper, parse_pages
+from .base import HttpClient, Page, ParseNote, PriceRecord, Scraper, parse_pages
 from .registry import http_client, scraper_for
 
 logger = logging.getLogger(__name__)
@@ -196,9 +196,9 @@ def provider_refresh(
         own_client = client is None
         client = client or http_client()
         try:
-            pages = list(scraper.fetch(client))
-            run.pages = len(pages)
-            parsed = parse_pages(scraper, pages)
+            # Each page is parsed as it is fetched and then let go: a source of many pages, or
+            # of a few very large ones (spooled to disk), is never held whole.
+            parsed = parse_pages(scraper, _counted(run, scraper.fetch(client)))
             records = parsed.records
             run.gpu_names = sorted({r.gpu_name for r in records})
             run.warnings = notes_record(provider=provider, notes=parsed.unmatched())
@@ -228,6 +228,13 @@ def provider_refresh(
             run.finished_at = timezone.now()
             run.save()
     return run
+
+
+def _counted(run: ScrapeRun, pages: Iterator[Page]) -> Iterator[Page]:
+    """The pages, counted into ``run.pages`` as they are fetched."""
+    for page in pages:
+        run.pages += 1
+        yield page
 
 
 def _copy_counts(run: ScrapeRun, report: IngestReport) -> None:

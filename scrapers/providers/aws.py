@@ -2,7 +2,8 @@
 
 Source: ``https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/<region>/index.json``
 (no authentication). Each file lists ``products`` (SKU -> attributes) and ``terms`` (``OnDemand``
-and ``Reserved``, keyed by SKU). Spot prices are not in the Price List; they are read only when
+and ``Reserved``, keyed by SKU). A file is fetched into a temporary file and parsed streaming
+(ijson), so memory stays flat however large the file (bench/aws_stream.py measures it). Spot prices are not in the Price List; they are read only when
 ``credentials["aws_spot_source_url"]`` names a copy of the EC2 Spot pricing feed (``spot.js``, the
 JSONP file behind the public Spot pricing page). docs/providers/aws.md has the details.
 """
@@ -13,7 +14,9 @@ import json
 import re
 from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import IO, Any
+
+import ijson
 
 from scrapers.base import HttpClient, Page, ParseError, PriceRecord, Scraper, register
 
@@ -86,6 +89,12 @@ REQUIRED_ATTRIBUTES = frozenset(
     }
 )
 
+# Bytes read from the page at a time by the streaming parser.
+READ_CHUNK = 1024 * 1024
+_ABSENT = object()
+# What terms.Reserved may be when no entry was read: absent, null or an empty object.
+_EMPTY_RESERVED = frozenset({None, "start_map", "null"})
+
 _JSONP = re.compile(r"^\s*[A-Za-z_$][\w$]*\s*\((?P<body>.*)\)\s*;?\s*$", re.S)
 _MEMORY = re.compile(r"^\s*([\d,]+(?:\.\d+)?)\s*GiB\s*$")
 
@@ -99,6 +108,47 @@ def _decimal(value: Any, what: str) -> Decimal:
     if not amount.is_finite():
         raise ParseError(f"{what} is not a finite number: {value!r}")
     return amount
+
+
+def _head(stream: IO[bytes]) -> tuple[dict[str, Any] | None, str]:
+    """The top-level scalar members before the first object or array member, and that member's
+    name ("" when there is none); None for the members when the document is not an object.
+
+    Reads only the start of the file: in an offer file the members before ``products``.
+    """
+    members: dict[str, Any] = {}
+    key = ""
+    for prefix, event, value in ijson.parse(stream, buf_size=8 * 1024):
+        if prefix == "":
+            if event == "map_key":
+                key = value
+            elif event == "end_map":
+                return members, ""
+            elif event != "start_map":
+                return None, ""  # an array or a scalar document
+        elif prefix == key and event in ("start_map", "start_array"):
+            return members, key
+        elif prefix == key:
+            members[key] = value
+    return members, ""
+
+
+def _kind_at(stream: IO[bytes], path: str) -> str | None:
+    """The parse event that opens the member at dotted ``path`` ("start_map", "string", ...),
+    None when absent. Walks every event: only for the rare case a streaming pass found nothing."""
+    parent, _, name = path.rpartition(".")
+    found = False
+    for prefix, event, value in ijson.parse(stream, buf_size=64 * 1024):
+        if found:
+            return event
+        found = prefix == parent and event == "map_key" and value == name
+    return None
+
+
+def _invalid(exc: ijson.JSONError) -> ParseError:
+    """The streaming parser's error in one line (yajl adds lines that point at the spot)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return ParseError(f"invalid JSON: {lines[0] if lines else type(exc).__name__}")
 
 
 def _family(instance_type: str) -> str:
@@ -118,6 +168,7 @@ class AwsScraper(Scraper):
     provider_slug = "aws"
     base_url = "https://pricing.us-east-1.amazonaws.com"
     description = "AWS Price List bulk offer files (AmazonEC2, per region), optional Spot feed"
+    reads_spooled_pages = True
     default_regions = (
         "us-east-1",
         "us-east-2",
@@ -132,85 +183,107 @@ class AwsScraper(Scraper):
         """One offer file per region, then the Spot feed when a source URL is configured."""
         for region in self.regions:
             url = self.base_url + OFFER_PATH.format(region=region)
-            yield client.get(url, meta={"kind": "offer", "region": region})
+            # Spooled: a region's file is hundreds of megabytes to gigabytes.
+            yield client.get(url, meta={"kind": "offer", "region": region}, spool=True)
         spot_url = self.credential("aws_spot_source_url")
         if spot_url:
             yield client.get(spot_url, meta={"kind": "spot"})
 
     def parse(self, page: Page) -> list[PriceRecord]:
-        """Records of an offer file or of the Spot feed (told apart by their shape)."""
-        data = self._load(page)
-        if isinstance(data, dict) and "config" in data and "products" not in data:
-            return self._parse_spot(data)
-        return self._parse_offer(data, page)
+        """Records of an offer file or of the Spot feed (told apart by their shape).
 
-    # --- offer file -----------------------------------------------------------------------
-    @staticmethod
-    def _load(page: Page) -> Any:
-        body = page.body.strip()
-        if body.startswith("<"):
+        The offer file is read streaming (ijson) from ``page.open()``, never whole: a region's
+        file is hundreds of megabytes to gigabytes. See ``_parse_offer``.
+        """
+        stream = page.open()
+        start = stream.read(READ_CHUNK).lstrip()
+        if start.startswith(b"<"):
             raise ParseError("expected JSON, got HTML/XML")
+        if not start.startswith((b"{", b"[")):  # the Spot feed is wrapped in callback(...)
+            stream.seek(0)
+            return self._parse_small(stream.read().decode("utf-8", "replace"), page)
+        try:
+            head, first_container = _head(page.open())
+            if first_container == "config":
+                stream = page.open()
+                return self._parse_small(stream.read().decode("utf-8", "replace"), page)
+            return self._parse_offer(page, head)
+        except ijson.JSONError as exc:
+            raise _invalid(exc) from None
+
+    def _parse_small(self, text: str, page: Page) -> list[PriceRecord]:
+        """A small document read whole: the Spot feed (JSON or JSONP)."""
+        body = text.strip()
         match = _JSONP.match(body)
         if match and not body.startswith("{"):
-            body = match.group("body")  # the Spot feed is wrapped in callback(...)
+            body = match.group("body")
         try:
-            return json.loads(body)
+            data = json.loads(body)
         except json.JSONDecodeError as exc:
             raise ParseError(f"invalid JSON: {exc.msg} at line {exc.lineno}") from None
+        if isinstance(data, dict) and "config" in data and "products" not in data:
+            return self._parse_spot(data)
+        offer = Page(url=page.url, status=page.status, body=body, meta=page.meta)
+        try:
+            return self._parse_offer(offer, _head(offer.open())[0])
+        except ijson.JSONError as exc:
+            raise _invalid(exc) from None
 
-    def _parse_offer(self, data: Any, page: Page) -> list[PriceRecord]:
-        if not isinstance(data, dict) or data.get("offerCode") != "AmazonEC2":
+    # --- offer file -----------------------------------------------------------------------
+    def _parse_offer(self, page: Page, head: dict[str, Any] | None) -> list[PriceRecord]:
+        """Records of an offer file, in three streaming passes over ``page.open()``.
+
+        1. ``products``: only the GPU products the filter keeps are held (tens, of ~10^5).
+        2. ``terms.OnDemand`` and 3. ``terms.Reserved``: only the terms of those SKUs are read.
+        Each pass holds one SKU's entry at a time, so memory does not grow with the file. The
+        records come out in product order, on-demand then reserved, as from a whole-file read.
+        """
+        if head is None:
             raise ParseError("not an AmazonEC2 offer file (offerCode missing or different)")
-        products = data.get("products")
-        terms = data.get("terms")
-        if not isinstance(products, dict) or not isinstance(terms, dict):
+        offer_code = head.get("offerCode", _ABSENT)
+        if offer_code is _ABSENT:  # not among the members before products: look further
+            offer_code = next(ijson.items(page.open(), "offerCode"), None)
+        if offer_code != "AmazonEC2":
+            raise ParseError("not an AmazonEC2 offer file (offerCode missing or different)")
+
+        wanted: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+        seen = 0
+        for sku, product in ijson.kvitems(page.open(), "products", buf_size=READ_CHUNK):
+            seen += 1
+            kept = self._product(sku, product, page)
+            if kept is not None:
+                wanted[sku] = kept
+        if not seen and _kind_at(page.open(), "products") != "start_map":
             raise ParseError("offer file lacks 'products' or 'terms'")
-        on_demand_terms = terms.get("OnDemand")
-        if not isinstance(on_demand_terms, dict):
-            raise ParseError("offer file lacks terms.OnDemand")
-        reserved_terms = terms.get("Reserved") or {}
-        if not isinstance(reserved_terms, dict):
-            raise ParseError("terms.Reserved is not an object")
+
+        on_demand: dict[str, tuple[Decimal, str]] = {}
+        seen = 0
+        for sku, offers in ijson.kvitems(page.open(), "terms.OnDemand", buf_size=READ_CHUNK):
+            seen += 1
+            if sku in wanted:
+                price = self._on_demand(sku, offers)
+                if price is not None:
+                    on_demand[sku] = price
+        if not seen:
+            if _kind_at(page.open(), "terms") != "start_map":
+                raise ParseError("offer file lacks 'products' or 'terms'")
+            if _kind_at(page.open(), "terms.OnDemand") != "start_map":
+                raise ParseError("offer file lacks terms.OnDemand")
+
+        reserved: dict[str, dict[str, tuple[Decimal, str, str]]] = {}
+        if wanted:  # a file without GPU products needs no reserved terms
+            seen = 0
+            for sku, offers in ijson.kvitems(page.open(), "terms.Reserved", buf_size=READ_CHUNK):
+                seen += 1
+                if sku in wanted:
+                    reserved[sku] = self._reserved(sku, offers)
+            if not seen and _kind_at(page.open(), "terms.Reserved") not in _EMPTY_RESERVED:
+                raise ParseError("terms.Reserved is not an object")
 
         records: list[PriceRecord] = []
-        for sku, product in products.items():
-            if not isinstance(product, dict):
-                raise ParseError(f"product {sku} is not an object")
-            attrs = product.get("attributes")
-            if not isinstance(attrs, dict):
-                raise ParseError(f"product {sku} has no attributes")
-            if product.get("productFamily") == "Compute Instance":
-                missing = REQUIRED_ATTRIBUTES - attrs.keys()
-                if missing:
-                    # A renamed attribute would otherwise filter every product out silently.
-                    raise ParseError(
-                        f"product {sku} lacks attribute(s) {', '.join(sorted(missing))}"
-                    )
-            if not self._wanted(product, attrs):
-                continue
-            instance_type = attrs["instanceType"]
-            gpu_name = gpu_for(instance_type)
-            if gpu_name is None:
-                continue
-            gpu_count = _decimal(attrs.get("gpu"), f"gpu count of {instance_type}")
-            region = attrs.get("regionCode") or page.meta.get("region") or ""
-            if not region:
-                raise ParseError(f"product {sku} has no regionCode and the page names no region")
-            common = {
-                "instance_type": instance_type,
-                "gpu_name": gpu_name,
-                "gpu_count": gpu_count,
-                "region": region,
-                "vcpus": self._vcpus(attrs),
-                "ram_gib": self._memory(attrs),
-            }
-            extra = {"sku": sku}
-            if attrs.get("gpuMemory") not in (None, "", "NA"):
-                extra["gpu_memory"] = attrs["gpuMemory"]
-
-            on_demand = self._on_demand(sku, on_demand_terms.get(sku))
-            if on_demand is not None:
-                amount, currency = on_demand
+        for sku, (common, extra) in wanted.items():
+            if sku in on_demand:
+                amount, currency = on_demand[sku]
                 records.append(
                     PriceRecord(
                         **common,
@@ -220,9 +293,7 @@ class AwsScraper(Scraper):
                         extra=extra,
                     )
                 )
-            for length, (amount, currency, option) in self._reserved(
-                sku, reserved_terms.get(sku)
-            ).items():
+            for length, (amount, currency, option) in reserved.get(sku, {}).items():
                 records.append(
                     PriceRecord(
                         **common,
@@ -233,6 +304,43 @@ class AwsScraper(Scraper):
                     )
                 )
         return records
+
+    def _product(
+        self, sku: str, product: Any, page: Page
+    ) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """A product's record fields and extra when the filter keeps it, else None."""
+        if not isinstance(product, dict):
+            raise ParseError(f"product {sku} is not an object")
+        attrs = product.get("attributes")
+        if not isinstance(attrs, dict):
+            raise ParseError(f"product {sku} has no attributes")
+        if product.get("productFamily") == "Compute Instance":
+            missing = REQUIRED_ATTRIBUTES - attrs.keys()
+            if missing:
+                # A renamed attribute would otherwise filter every product out silently.
+                raise ParseError(f"product {sku} lacks attribute(s) {', '.join(sorted(missing))}")
+        if not self._wanted(product, attrs):
+            return None
+        instance_type = attrs["instanceType"]
+        gpu_name = gpu_for(instance_type)
+        if gpu_name is None:
+            return None
+        gpu_count = _decimal(attrs.get("gpu"), f"gpu count of {instance_type}")
+        region = attrs.get("regionCode") or page.meta.get("region") or ""
+        if not region:
+            raise ParseError(f"product {sku} has no regionCode and the page names no region")
+        common = {
+            "instance_type": instance_type,
+            "gpu_name": gpu_name,
+            "gpu_count": gpu_count,
+            "region": region,
+            "vcpus": self._vcpus(attrs),
+            "ram_gib": self._memory(attrs),
+        }
+        extra = {"sku": sku}
+        if attrs.get("gpuMemory") not in (None, "", "NA"):
+            extra["gpu_memory"] = attrs["gpuMemory"]
+        return common, extra
 
     @staticmethod
     def _wanted(product: dict, attrs: dict) -> bool:

@@ -10,7 +10,8 @@ With ``credentials["gcp_api_key"]``: ``GET https://cloudbilling.googleapis.com/v
   separate GPU SKUs too).
 
 Those components can sit on different API pages, so ``fetch`` joins the pages into one document
-of the API's own shape before ``parse`` sees it.
+of the API's own shape before ``parse`` sees it: page by page, keeping only the SKUs ``parse``
+reads (GPU, core and RAM components; most of the catalog is disks, network and licences).
 
 Without a key: the public page ``https://cloud.google.com/compute/gpus-pricing`` (its price table
 is served in an iframe ``*.frame`` document; cells carry one attribute per region code). That page
@@ -226,7 +227,10 @@ class GcpScraper(Scraper):
             first = first or page
             try:
                 data = self._load_json(page)
-                skus.extend(data["skus"])
+                # Only the SKUs parse() reads are kept (GPU, core and RAM components, and any
+                # it would report): Compute Engine lists tens of thousands, most of them disks,
+                # network and licences, so the catalog is never held whole.
+                skus.extend(sku for sku in data["skus"] if self._sku_read(sku))
             except (ParseError, KeyError, TypeError):
                 yield page  # cannot be joined; parse() will say what is wrong with it
                 return
@@ -341,6 +345,19 @@ class GcpScraper(Scraper):
                         )
                     )
         return records
+
+    def _sku_read(self, sku: Any) -> bool:
+        """Whether parse() would read anything of this SKU: a price of a component, a note (an
+        unmatched or skipped GPU SKU) or an error. False only for SKUs it passes over silently."""
+        try:
+            if self._sku_prices(0, sku):
+                return True
+        except ParseError:
+            return True
+        category = sku["category"]
+        return (
+            category.get("resourceFamily") == "Compute" and category.get("resourceGroup") == "GPU"
+        )
 
     @staticmethod
     def _sku_prices(

@@ -46,12 +46,15 @@ class Command(BaseCommand):
         except KeyError as exc:
             return self._fail(str(exc.args[0]))
         path = Path(options["file"])
+        url = options["url"] or path.resolve().as_uri()
+        meta = dict(item.split("=", 1) for item in options["meta"] if "=" in item)
         try:
-            body = path.read_text(encoding="utf-8")
+            if scraper.reads_spooled_pages:  # read from the file as it parses (AWS offer files)
+                page = Page(url=url, status=200, body="", meta=meta, spool=path.open("rb"))
+            else:
+                page = Page(url=url, status=200, body=path.read_text(encoding="utf-8"), meta=meta)
         except (OSError, UnicodeDecodeError) as exc:
             return self._fail(f"cannot read {path}: {exc}")
-        meta = dict(item.split("=", 1) for item in options["meta"] if "=" in item)
-        page = Page(url=options["url"] or path.resolve().as_uri(), status=200, body=body, meta=meta)
         try:
             result = parse_pages(scraper, [page])
         except ParseError as exc:
