@@ -507,13 +507,31 @@ def training_memory(w: Workload, *, dp: int, sharding: str, explain: bool = True
             gather_fmt = "NF4"
         else:
             gather = 2 * layer * wb_gather / mp
+        what = "the gathered layer and the prefetched next one"
+        if w.pipeline_parallel > 1:
+            # FSDP2 under torch.distributed.pipelining (torchtitan): the stage's parameters stay
+            # unsharded between micro-batches (torchtitan apply_fsdp: reshard_after_forward =
+            # not pp_enabled; pipelining's backward_maybe_with_nosync: no reshard after
+            # backward, no gradient sync until the last micro-batch), and the gradients
+            # accumulate unsharded, in the fp32 reduce dtype under mixed precision.
+            if w.method == "qlora":
+                quant = quantizable_params(a)
+                gather = (quant * NF4_BYTES_PER_PARAM + (p_all - quant) * wb_gather) / mp
+            else:
+                gather = p_all * wb_gather / mp
+            what = "the pipeline stage's parameters, kept unsharded across micro-batches"
+            if w.method not in ("lora", "qlora"):
+                grad_b = MIXED_PRECISION_GRAD_BYTES if w.mixed_precision else wb_gather
+                r.gradients = r.trainable_params * grad_b / mp
+                r.note(
+                    lambda: (
+                        f"gradients: {_gib(r.gradients)} in place of the sharded figure: "
+                        f"accumulated unsharded over the micro-batches ({grad_b:g} B), "
+                        "reduce-scattered after the last"
+                    )
+                )
         r.weights += gather
-        r.note(
-            lambda: (
-                f"weights: + {_gib(gather)} for the gathered layer and the prefetched next one "
-                f"({gather_fmt})"
-            )
-        )
+        r.note(lambda: f"weights: + {_gib(gather)} for {what} ({gather_fmt})")
 
     r.activations, how = _activations(w, tp, explain)
     r.note(lambda: f"activations: {_gib(r.activations)} = {how}")

@@ -193,6 +193,21 @@ def test_fsdp_shards_the_adapters_and_gathers_qlora_layers_in_4_bit():
     assert any("gathered layer and the prefetched next one (NF4)" in n for n in qlora.notes)
 
 
+def test_fsdp_with_pipeline_stages_keeps_the_stage_unsharded():
+    """FSDP2 under torch pipelining (torchtitan) keeps a stage's parameters gathered between
+    micro-batches and accumulates its gradients unsharded (fp32) until the last one."""
+    common = {"model": "llama-3-70b", "sharding": "fsdp", "tensor_parallel": 8}
+    flat = estimate(wl(**common), gpu_count=64)
+    staged = estimate(wl(**common, pipeline_parallel=4), gpu_count=64)
+    params = PRESETS["llama-3-70b"].params
+    stage = params / (8 * 4)
+    assert staged.breakdown["gradients"] * GIB == pytest.approx(stage * 4, rel=1e-6)
+    assert staged.breakdown["weights"] * GIB == pytest.approx(
+        stage * 2 / 2 + stage * 2, rel=1e-6
+    )  # its shard (dp 2) plus the whole stage held unsharded
+    assert flat.breakdown["gradients"] * GIB == pytest.approx(params / 8 * 4 / 8, rel=1e-6)
+
+
 def test_lora_adapters_are_rank_times_fan_in_plus_fan_out():
     from sizing.memory import lora_params
 
