@@ -192,3 +192,39 @@ def test_azure_retail_records_keep_linux_pay_as_you_go_and_spot_only(tmp_path):
         ("Standard_NC24ads_A100_v4", "swedencentral", "on_demand"): 4.775,
         ("Standard_NC24ads_A100_v4", "swedencentral", "spot"): 1.464492,
     }
+
+
+def test_gcp_gpu_skus_read_plain_spot_and_commitment_skus_only():
+    gcp = _load("gcp_prices")
+    capture = Path(settings.BASE_DIR) / "tests/scrapers/pages/gcp/real/gpu-skus-2026-05.json"
+    skus = gcp.parse_gpu_skus(capture)
+    assert skus[("T4", "us-central1", "on_demand")] == (0.35, "88B8-C3ED-03F0", "2026-05-18")
+    assert skus[("T4", "us-central1", "spot")][0] == pytest.approx(0.1654)
+    assert skus[("T4", "us-central1", "reserved_1y")][0] == pytest.approx(0.22)
+    assert skus[("V100", "us-east1", "on_demand")][0] == pytest.approx(2.48)
+    # the DWS and Virtual Workstation SKUs never stand in for the plain price; A100/H100 are not N1 GPUs
+    assert {gpu for gpu, _region, _model in skus} == {"T4", "P4", "P100", "V100"}
+
+
+def test_gcp_n1_attachment_is_the_host_machine_plus_its_gpus_in_listed_regions_only():
+    gcp = _load("gcp_prices")
+    host = {"cost": {"us-central1": {"hour": 0.379998, "hour_spot": 0.13402, "month_1y": 174.7547}}}
+    skus = {
+        ("T4", "us-central1", "on_demand"): (0.35, "88B8-C3ED-03F0", "2026-05-18"),
+        ("T4", "us-central1", "spot"): (0.1654, "1A25-07A3-AB6D", "2026-05-18"),
+        ("T4", "us-east1", "on_demand"): (0.35, "88B8-C3ED-03F0", "2026-05-18"),
+    }
+    rows = gcp.attachment_prices(
+        "n1-standard-8+2xT4",
+        {"us-central1"},
+        host,
+        skus,
+        "pricing.yml",
+        ("capture", "https://x"),
+        "2026-07-30",
+    )
+    by_model = {row["pricing_model"]: row for row in rows}
+    # no T4 commitment SKU given, us-east1 not listed, and a Spot SKU is never combined with the host file
+    assert set(by_model) == {"on_demand"}
+    assert by_model["on_demand"]["amount"] == pytest.approx(0.379998 + 2 * 0.35)
+    assert by_model["on_demand"]["observed_at"] == date(2026, 5, 18)  # the older of the two dates
