@@ -91,8 +91,9 @@ def test_seed_7b_qlora_fits_one_16gb_t4(api_client):
 
 def test_seed_llama3_8b_lora_fits_one_a100_40gb(api_client):
     # The seed guide's claim is about the estimate; the high end of LoRA's memory range (what
-    # comparable measurements reached) does not fit 40 GB, and the rejection says so.
-    workload = {**LORA_8B, "batch_size": 1, "gradient_checkpointing": "full"}
+    # comparable measurements reached) does not fit 40 GB, and the rejection says so. Batch 2:
+    # at batch 1 (21.3 GiB) even the high end (x1.64 in sizing/uncertainty.json) fits.
+    workload = {**LORA_8B, "batch_size": 2, "gradient_checkpointing": "full"}
     gpus = ["a100-sxm4-40gb", "a100-pcie-40gb"]
     items = recommend(api_client, workload, {"gpus": gpus, "fit_on": "point"})["recommendations"]
     assert any(i["gpu_count"] == 1 for i in items)
