@@ -11,12 +11,13 @@ The row's multiplier is what that estimate would have had to be multiplied by: m
 estimate. Memory rows give memory multipliers; throughput and decode rows give time multipliers
 (estimated / measured tokens/s), GPU-hours rows directly.
 
-The table holds the 10th and 90th percentile of those multipliers per group (framework and
+The table holds the 5th and 95th percentile of those multipliers per group (framework and
 method, method, every row of the kind) with enough rows; sizing/uncertainty.py picks the
 narrowest group a workload falls in. The coverage printed is measured leave-one-source-out too:
-each source's rows are checked against a table built without that source's rows (the other
-rows keep the multipliers computed once, whose constants were fitted with that source among
-the others: refitting for every pair of sources would take minutes for a small difference).
+each source's rows, with their out-of-source estimates, are checked against a table built
+without that source's rows (the other rows keep the multipliers computed once, whose constants
+were fitted with that source among the others: refitting for every pair of sources would take
+minutes for a small difference).
 """
 
 from __future__ import annotations
@@ -39,7 +40,6 @@ from bench.sizing_accuracy import (  # noqa: E402
     load_gpus,
     measured,
     method_of,
-    predict,
 )
 from sizing.presets import load_presets  # noqa: E402
 from sizing.uncertainty import TABLE_PATH, spread_from  # noqa: E402
@@ -113,47 +113,41 @@ def build_kinds(rows: list[dict], values: list[float]) -> dict:
     return kinds
 
 
-def inside(row: dict, pred: float, meas: float, kinds: dict) -> bool:
-    """Whether a row's measured figure lies in the range a table gives its estimate."""
-    kind = FIGURE[row["kind"]]
-    s = spread_from(kinds, kind, framework_of(row), method_of(row))
-    # A time range holds estimated / measured tokens/s (hours measured / hours estimated).
-    ratio = pred / meas if row["kind"] in ("throughput", "decode") else meas / pred
-    return s.low - 1e-9 <= ratio <= s.high + 1e-9
+def inside(row: dict, value: float, kinds: dict) -> bool:
+    """Whether a row's multiplier (its measured figure over its out-of-source estimate) lies in
+    the range a table gives its group."""
+    s = spread_from(kinds, FIGURE[row["kind"]], framework_of(row), method_of(row))
+    return s.low - 1e-9 <= value <= s.high + 1e-9
 
 
-def coverage(rows: list[dict], preds: list[float], meas: list[float], values: list[float]) -> dict:
-    """Share of rows inside their range when the table is built without the row's source."""
+def coverage(rows: list[dict], values: list[float]) -> dict:
+    """Share of rows inside their range when the table is built without the row's source, each
+    row judged on its out-of-source estimate (the shipped constants saw its source)."""
     hits: dict[str, list[bool]] = {}
     for source in sorted({row["source_key"] for row in rows}):
         keep = [i for i, row in enumerate(rows) if row["source_key"] != source]
         kinds = build_kinds([rows[i] for i in keep], [values[i] for i in keep])
         for i, row in enumerate(rows):
             if row["source_key"] == source:
-                hit = inside(row, preds[i], meas[i], kinds)
+                hit = inside(row, values[i], kinds)
                 hits.setdefault(FIGURE[row["kind"]], []).append(hit)
                 hits.setdefault(f"{FIGURE[row['kind']]}/{method_of(row)}", []).append(hit)
     return {key: round(sum(v) / len(v), 3) for key, v in sorted(hits.items())}
 
 
-def load(
-    csv_path: Path = CSV_PATH,
-) -> tuple[list[dict], list[float], list[float], list[float], str]:
-    """The calibration rows, their estimates, measured figures and out-of-source errors, and
-    the file's sha256."""
+def load(csv_path: Path = CSV_PATH) -> tuple[list[dict], list[float], str]:
+    """The calibration rows, their out-of-source errors and the file's sha256."""
     raw = Path(csv_path).read_bytes()
     with open(csv_path, encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
-    presets, gpus = load_presets(), load_gpus()
-    preds = [predict(row, presets, gpus, explain=False)[0] for row in rows]
     meas = [measured(row) for row in rows]
-    loso, _ = leave_one_source_out(rows, presets, gpus, meas)
-    return rows, preds, meas, loso, hashlib.sha256(raw).hexdigest()
+    loso, _ = leave_one_source_out(rows, load_presets(), load_gpus(), meas)
+    return rows, loso, hashlib.sha256(raw).hexdigest()
 
 
 def build(csv_path: Path = CSV_PATH, today: dt.date | None = None) -> dict:
     """The whole table, as sizing/uncertainty.json holds it."""
-    rows, preds, meas, loso, digest = load(csv_path)
+    rows, loso, digest = load(csv_path)
     values = multipliers(rows, loso)
     return {
         "generated": (today or dt.date.today()).isoformat(),
@@ -165,7 +159,7 @@ def build(csv_path: Path = CSV_PATH, today: dt.date | None = None) -> dict:
         "min_rows": MIN_ROWS,
         "min_sources": MIN_SOURCES,
         "kinds": build_kinds(rows, values),
-        "coverage_leave_one_source_out": coverage(rows, preds, meas, values),
+        "coverage_leave_one_source_out": coverage(rows, values),
     }
 
 
