@@ -17,11 +17,23 @@ def _as_field_errors(detail: Any) -> dict[str, list]:
     return {"non_field_errors": [detail]}
 
 
+class CodedValidationError(exceptions.ValidationError):
+    """A 400 whose messages also come coded: ``coded`` mirrors the errors' shape with
+    ``{"code", "params", "text"}`` items, answered as ``error_messages`` beside ``errors``."""
+
+    def __init__(self, detail: Any, coded: dict[str, Any]) -> None:
+        super().__init__(detail)
+        self.coded = coded
+
+
 def exception_handler(exc: Exception, context: dict) -> Response | None:
-    """Wrap validation errors as ``{"errors": ...}``; other API errors keep ``detail``."""
+    """Wrap validation errors as ``{"errors": ...}`` (with ``error_messages`` where they are
+    coded); other API errors keep ``detail``."""
     response = drf_exception_handler(exc, context)
     if response is not None and isinstance(exc, exceptions.ValidationError):
         response.data = {"errors": _as_field_errors(response.data)}
+        if isinstance(exc, CodedValidationError):
+            response.data["error_messages"] = exc.coded
     return response
 
 

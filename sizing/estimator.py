@@ -27,6 +27,8 @@ from .compute import (
 )
 from .inputs import HEADROOM
 from .memory import GIB, MemoryResult, inference_memory, training_memory
+from .messages import Message
+from .messages import MessageCode as C
 from .specs import GPUSpec, ModelArch, Topology
 from .workload import Workload, WorkloadError, parse_workload
 
@@ -89,6 +91,9 @@ class Estimate:
     tokens_per_second_total: float | None = None  # the whole job: tokens_per_second x gpu_count
     model_flops: float | None = None
     overhead_breakdown: dict[str, float] = field(default_factory=dict)
+    # The estimator's own notes (not the formula working) as coded messages; their English
+    # text is in ``notes`` too.
+    note_messages: list[Message] = field(default_factory=list)
 
 
 def _default_topology(gpu: GPUSpec | None, gpu_count: int) -> Topology:
@@ -245,7 +250,7 @@ def estimate(
         raise WorkloadError(
             {
                 "gpu_count": [
-                    f"Must be a multiple of tensor_parallel x pipeline_parallel ({w.model_parallel})."
+                    Message(C.INPUT_GPU_COUNT_MULTIPLE, {"model_parallel": w.model_parallel})
                 ]
             }
         )
@@ -253,15 +258,20 @@ def estimate(
     if topo.gpu_count != n:
         topo = replace(topo, gpu_count=n)
     notes: list[str] = []
+    coded: list[Message] = []
+
+    def note(code: str, **params: Any) -> None:
+        message = Message(code, params)
+        coded.append(message)
+        notes.append(message.text)
+
     if w.is_training:
         if w.sharding:
             sharding = w.sharding
         elif gpu is not None:
             sharding = choose_sharding(w, gpu, n, headroom)
             if explain and n > 1:
-                notes.append(
-                    f"sharding: {sharding} chosen, the least-sharded strategy that fits {n} x {gpu.slug}"
-                )
+                note(C.NOTE_SHARDING_CHOSEN, sharding=sharding, gpu_count=n, gpu=gpu.slug)
         else:
             sharding = "none"
     else:
@@ -274,7 +284,7 @@ def estimate(
         and n // w.model_parallel == 1
         and explain
     ):
-        notes.append(f"sharding: {sharding} on a single data-parallel rank shards nothing")
+        note(C.NOTE_SHARDING_ONE_RANK, sharding=sharding)
 
     comp: ComputeResult | None = None
     if gpu is not None and w.is_training:
@@ -294,12 +304,12 @@ def estimate(
     elif w.is_training and w.tokens:
         model, hardware, _, recompute = training_flops_per_token(w)
         comp = ComputeResult(training_flops=hardware * w.tokens, model_flops=model * w.tokens)
-        if explain:
-            comp.notes.append(
-                f"training FLOPs: {comp.training_flops:.3g} = {w.tokens:.3g} x {hardware:.3g} per token"
-                + (f" (incl. {recompute:.3g} recomputation)" if recompute else "")
-                + "; give a GPU for time"
-            )
+        if explain:  # comp.notes is empty: the note lands where comp's notes would
+            flops = {"flops": comp.training_flops, "tokens": w.tokens, "per_token": hardware}
+            if recompute:
+                note(C.NOTE_TRAINING_FLOPS_RECOMPUTE, **flops, recompute=recompute)
+            else:
+                note(C.NOTE_TRAINING_FLOPS, **flops)
     if comp is not None and explain:
         notes.extend(comp.notes)
 
@@ -320,10 +330,17 @@ def estimate(
         headroom_pct = round((1 - mem.total / (float(gpu.memory_gib) * GIB)) * 100, 1)
         need = min_gpus(w, gpu, headroom=headroom) if count_min_gpus or explain else None
         if explain:
-            verdict = "fits" if fits else "does not fit"
-            notes.append(
-                f"fit: {per_gpu:.1f} GiB per GPU {verdict} {gpu.memory_gib:g} GiB with {headroom:.0%} headroom"
-                + (f"; at least {need} GPU(s) needed" if need else "; no GPU count up to 4096 fits")
+            needed = (
+                Message(C.NOTE_GPUS_NEEDED, {"count": need})
+                if need
+                else Message(C.NOTE_NO_COUNT_FITS, {"max_gpus": 4096})
+            )
+            note(
+                C.NOTE_FITS if fits else C.NOTE_DOES_NOT_FIT,
+                memory_gib=per_gpu,
+                capacity_gib=gpu.memory_gib,
+                headroom=headroom,
+                need=needed,
             )
             if (
                 not fits
@@ -333,9 +350,10 @@ def estimate(
             ):
                 lighter = replace(w, gradient_checkpointing="full")
                 act = _memory(lighter, n, sharding or "none", False).activations
-                notes.append(
-                    f"advice: activations take {mem.activations / GIB:.1f} GiB per GPU; "
-                    f"gradient_checkpointing=full cuts them to {act / GIB:.1f} GiB"
+                note(
+                    C.NOTE_CHECKPOINTING_CUTS,
+                    activations_gib=mem.activations / GIB,
+                    full_gib=act / GIB,
                 )
     assumptions = _assumptions(w, w.arch)
     assumptions.update({"gpu_count": n, "sharding": sharding, "headroom": headroom})
@@ -364,6 +382,7 @@ def estimate(
             "cuda_context": mem.cuda_context / GIB,
             "allocator": mem.fragmentation / GIB,
         },
+        note_messages=coded,
     )
 
 

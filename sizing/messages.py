@@ -104,6 +104,51 @@ class MessageCode(StrEnum):
     NO_PRICE_IN_SCOPE = "no_price_in_scope"
     NOTHING_FITS = "nothing_fits"
     WHY_NOT = "why_not"
+    # Workload input errors (sizing/workload.py parse_workload), under the field they name.
+    INPUT_NOT_AN_OBJECT = "input_not_an_object"
+    INPUT_UNKNOWN_FIELD = "input_unknown_field"
+    INPUT_UNKNOWN_FIELD_NEAR = "input_unknown_field_near"
+    INPUT_CHOICE = "input_choice"
+    INPUT_CHOICE_OR_BOOL = "input_choice_or_bool"
+    INPUT_WHOLE_NUMBER = "input_whole_number"
+    INPUT_NUMBER = "input_number"
+    INPUT_BETWEEN = "input_between"
+    INPUT_BOOL = "input_bool"
+    INPUT_ONE_MODEL_SOURCE = "input_one_model_source"
+    INPUT_PRESET_NAME = "input_preset_name"
+    INPUT_UNKNOWN_PRESET = "input_unknown_preset"
+    INPUT_UNKNOWN_PRESET_CLOSEST = "input_unknown_preset_closest"
+    INPUT_MODEL_AND_PARAMS = "input_model_and_params"
+    INPUT_NO_MODEL = "input_no_model"
+    INPUT_CONFIG_OBJECT = "input_config_object"
+    INPUT_CONFIG_JSON = "input_config_json"
+    INPUT_GPU_SLUG = "input_gpu_slug"
+    INPUT_PRETRAIN_ADAPTER = "input_pretrain_adapter"
+    INPUT_METHOD_FOR_INFERENCE = "input_method_for_inference"
+    INPUT_LOW_BIT_TRAINING = "input_low_bit_training"
+    INPUT_LORA_INT4 = "input_lora_int4"
+    INPUT_QLORA_PRECISION = "input_qlora_precision"
+    INPUT_MIXED_PRECISION_COMPUTE = "input_mixed_precision_compute"
+    INPUT_MIXED_PRECISION_INFERENCE = "input_mixed_precision_inference"
+    INPUT_LORA_SETTINGS = "input_lora_settings"
+    INPUT_ACCUMULATION_INFERENCE = "input_accumulation_inference"
+    INPUT_INFERENCE_FIELDS = "input_inference_fields"
+    INPUT_NEEDS_TRANSFORMER = "input_needs_transformer"
+    INPUT_GPU_COUNT_MULTIPLE = "input_gpu_count_multiple"
+    INPUT_TP_HEADS = "input_tp_heads"
+    # The estimator's own notes (sizing/estimator.py); the formula working of sizing/memory.py
+    # and sizing/compute.py is English only.
+    NOTE_SHARDING_CHOSEN = "note_sharding_chosen"
+    NOTE_SHARDING_ONE_RANK = "note_sharding_one_rank"
+    NOTE_TRAINING_FLOPS = "note_training_flops"
+    NOTE_TRAINING_FLOPS_RECOMPUTE = "note_training_flops_recompute"
+    NOTE_FITS = "note_fits"
+    NOTE_DOES_NOT_FIT = "note_does_not_fit"
+    NOTE_GPUS_NEEDED = "note_gpus_needed"
+    NOTE_NO_COUNT_FITS = "note_no_count_fits"
+    NOTE_CHECKPOINTING_CUTS = "note_checkpointing_cuts"
+    NOTE_RANGE = "note_range"
+    NOTE_FIT_ON_HIGH = "note_fit_on_high"
 
 
 # One template per code and language: str.format fields named by the message's params. Derived
@@ -342,6 +387,164 @@ TEMPLATES: dict[str, dict[str, str]] = {
     MessageCode.WHY_NOT: {
         "en": "{reason}: {example}",
         "zh-hans": "{reason_text}：{example}",
+    },
+    # Workload input errors.
+    MessageCode.INPUT_NOT_AN_OBJECT: {
+        "en": "Expected an object of workload fields.",
+        "zh-hans": "应为由工作负载字段组成的对象。",
+    },
+    MessageCode.INPUT_UNKNOWN_FIELD: {"en": "Unknown field.", "zh-hans": "未知字段。"},
+    MessageCode.INPUT_UNKNOWN_FIELD_NEAR: {
+        "en": "Unknown field. Did you mean {near!r}?",
+        "zh-hans": "未知字段。是否想写 {near!r}？",
+    },
+    MessageCode.INPUT_CHOICE: {
+        "en": "Must be one of: {allowed}.",
+        "zh-hans": "必须是以下之一：{allowed}。",
+    },
+    MessageCode.INPUT_CHOICE_OR_BOOL: {
+        "en": "Must be one of: {allowed} (or a boolean).",
+        "zh-hans": "必须是以下之一：{allowed}（或布尔值）。",
+    },
+    MessageCode.INPUT_WHOLE_NUMBER: {"en": "Must be a whole number.", "zh-hans": "必须是整数。"},
+    MessageCode.INPUT_NUMBER: {"en": "Must be a number.", "zh-hans": "必须是数字。"},
+    MessageCode.INPUT_BETWEEN: {
+        "en": "Must be between {low:g} and {high:g}.",
+        "zh-hans": "必须介于 {low:g} 与 {high:g} 之间。",
+    },
+    MessageCode.INPUT_BOOL: {"en": "Must be true or false.", "zh-hans": "必须是 true 或 false。"},
+    MessageCode.INPUT_ONE_MODEL_SOURCE: {
+        "en": "Give one of model, params_b or architecture.",
+        "zh-hans": "model、params_b 和 architecture 只能给出其中一个。",
+    },
+    MessageCode.INPUT_PRESET_NAME: {
+        "en": "Must be a preset name.",
+        "zh-hans": "必须是预设模型名。",
+    },
+    MessageCode.INPUT_UNKNOWN_PRESET: {
+        "en": "Unknown model preset {model!r}.",
+        "zh-hans": "未知的预设模型 {model!r}。",
+    },
+    MessageCode.INPUT_UNKNOWN_PRESET_CLOSEST: {
+        "en": "Unknown model preset {model!r}. Closest: {closest}.",
+        "zh-hans": "未知的预设模型 {model!r}。最接近的：{closest}。",
+    },
+    MessageCode.INPUT_MODEL_AND_PARAMS: {
+        "en": "Give either model or params_b, not both.",
+        "zh-hans": "model 和 params_b 只能给出其中一个。",
+    },
+    MessageCode.INPUT_NO_MODEL: {
+        "en": "Give a model preset name or params_b (or an architecture: a config.json).",
+        "zh-hans": "请给出预设模型名或 params_b（或 architecture：一个 config.json）。",
+    },
+    MessageCode.INPUT_CONFIG_OBJECT: {
+        "en": "Must be a JSON object (a Hugging Face config.json).",
+        "zh-hans": "必须是 JSON 对象（Hugging Face 的 config.json）。",
+    },
+    MessageCode.INPUT_CONFIG_JSON: {
+        "en": "Must hold only JSON values.",
+        "zh-hans": "只能包含 JSON 值。",
+    },
+    MessageCode.INPUT_GPU_SLUG: {
+        "en": "Must be a GPU slug such as 'h100-sxm'.",
+        "zh-hans": "必须是 GPU 标识，例如 'h100-sxm'。",
+    },
+    MessageCode.INPUT_PRETRAIN_ADAPTER: {
+        "en": "{method} adapts a pretrained model; pre-training trains every weight (use full).",
+        "zh-hans": "{method} 用于微调已预训练的模型；预训练要训练全部权重（请用 full）。",
+    },
+    MessageCode.INPUT_METHOD_FOR_INFERENCE: {
+        "en": "{method} is a training method; leave method out for inference.",
+        "zh-hans": "{method} 是训练方法；推理时请不要填写 method。",
+    },
+    MessageCode.INPUT_LOW_BIT_TRAINING: {
+        "en": "Training all weights in {precision} is not supported; use bf16/fp16/fp8 (or method qlora for a 4-bit base).",
+        "zh-hans": "不支持以 {precision} 训练全部权重；请用 bf16/fp16/fp8（或用 qlora 方法配 4 位基座）。",
+    },
+    MessageCode.INPUT_LORA_INT4: {
+        "en": "A 4-bit base with LoRA adapters is QLoRA: use method qlora.",
+        "zh-hans": "4 位基座加 LoRA 适配器就是 QLoRA：请用 qlora 方法。",
+    },
+    MessageCode.INPUT_QLORA_PRECISION: {
+        "en": "QLoRA keeps an NF4 base and computes in bf16/fp16; use bf16, fp16 or int4.",
+        "zh-hans": "QLoRA 保存 NF4 基座并以 bf16/fp16 计算；请用 bf16、fp16 或 int4。",
+    },
+    MessageCode.INPUT_MIXED_PRECISION_COMPUTE: {
+        "en": "Mixed precision needs bf16, fp16 or fp8 compute, not {precision}.",
+        "zh-hans": "混合精度需要以 bf16、fp16 或 fp8 计算，不能是 {precision}。",
+    },
+    MessageCode.INPUT_MIXED_PRECISION_INFERENCE: {
+        "en": "Mixed precision is a training setting; leave it out for inference.",
+        "zh-hans": "混合精度是训练设置；推理时请不要填写。",
+    },
+    MessageCode.INPUT_LORA_SETTINGS: {
+        "en": "LoRA settings need method lora or qlora.",
+        "zh-hans": "LoRA 设置需要 lora 或 qlora 方法。",
+    },
+    MessageCode.INPUT_ACCUMULATION_INFERENCE: {
+        "en": "Gradient accumulation is a training setting.",
+        "zh-hans": "梯度累积是训练设置。",
+    },
+    MessageCode.INPUT_INFERENCE_FIELDS: {
+        "en": "context_len and concurrency describe inference; use seq_len and batch_size for training.",
+        "zh-hans": "context_len 和 concurrency 用于推理；训练请用 seq_len 和 batch_size。",
+    },
+    MessageCode.INPUT_NEEDS_TRANSFORMER: {
+        "en": "{method} needs a transformer; {model} is a {kind}.",
+        "zh-hans": "{method} 需要 Transformer 模型；{model} 是 {kind}。",
+    },
+    MessageCode.INPUT_GPU_COUNT_MULTIPLE: {
+        "en": "Must be a multiple of tensor_parallel x pipeline_parallel ({model_parallel}).",
+        "zh-hans": "必须是 tensor_parallel x pipeline_parallel（{model_parallel}）的整数倍。",
+    },
+    MessageCode.INPUT_TP_HEADS: {
+        "en": "Must divide the {heads} attention heads of {model}.",
+        "zh-hans": "必须能整除 {model} 的 {heads} 个注意力头。",
+    },
+    # The estimator's notes.
+    MessageCode.NOTE_SHARDING_CHOSEN: {
+        "en": "sharding: {sharding} chosen, the least-sharded strategy that fits {gpu_count} x {gpu}",
+        "zh-hans": "分片：选用 {sharding}，即能放进 {gpu_count} x {gpu} 的分片最少的策略",
+    },
+    MessageCode.NOTE_SHARDING_ONE_RANK: {
+        "en": "sharding: {sharding} on a single data-parallel rank shards nothing",
+        "zh-hans": "分片：只有一个数据并行副本时，{sharding} 什么也分不了",
+    },
+    MessageCode.NOTE_TRAINING_FLOPS: {
+        "en": "training FLOPs: {flops:.3g} = {tokens:.3g} x {per_token:.3g} per token; give a GPU for time",
+        "zh-hans": "训练 FLOPs：{flops:.3g} = {tokens:.3g} x 每 token {per_token:.3g}；给出 GPU 才能估算时间",
+    },
+    MessageCode.NOTE_TRAINING_FLOPS_RECOMPUTE: {
+        "en": "training FLOPs: {flops:.3g} = {tokens:.3g} x {per_token:.3g} per token (incl. {recompute:.3g} recomputation); give a GPU for time",
+        "zh-hans": "训练 FLOPs：{flops:.3g} = {tokens:.3g} x 每 token {per_token:.3g}（含重计算 {recompute:.3g}）；给出 GPU 才能估算时间",
+    },
+    MessageCode.NOTE_FITS: {
+        "en": "fit: {memory_gib:.1f} GiB per GPU fits {capacity_gib:g} GiB with {headroom:.0%} headroom; {need}",
+        "zh-hans": "显存：每块 GPU {memory_gib:.1f} GiB，留 {headroom:.0%} 余量时放得进 {capacity_gib:g} GiB；{need}",
+    },
+    MessageCode.NOTE_DOES_NOT_FIT: {
+        "en": "fit: {memory_gib:.1f} GiB per GPU does not fit {capacity_gib:g} GiB with {headroom:.0%} headroom; {need}",
+        "zh-hans": "显存：每块 GPU {memory_gib:.1f} GiB，留 {headroom:.0%} 余量时放不进 {capacity_gib:g} GiB；{need}",
+    },
+    MessageCode.NOTE_GPUS_NEEDED: {
+        "en": "at least {count} GPU(s) needed",
+        "zh-hans": "至少需要 {count} 块 GPU",
+    },
+    MessageCode.NOTE_NO_COUNT_FITS: {
+        "en": "no GPU count up to {max_gpus} fits",
+        "zh-hans": "不超过 {max_gpus} 块的任何 GPU 数量都放不下",
+    },
+    MessageCode.NOTE_CHECKPOINTING_CUTS: {
+        "en": "advice: activations take {activations_gib:.1f} GiB per GPU; gradient_checkpointing=full cuts them to {full_gib:.1f} GiB",
+        "zh-hans": "建议：激活每块 GPU 占 {activations_gib:.1f} GiB；gradient_checkpointing=full 可降到 {full_gib:.1f} GiB",
+    },
+    MessageCode.NOTE_RANGE: {
+        "en": "range: memory {memory_low:.1f}-{memory_high:.1f} GiB per GPU, the estimate x {low:.2f}-{high:.2f} ({basis}, {rows} calibration rows)",
+        "zh-hans": "区间：每块 GPU 显存 {memory_low:.1f}-{memory_high:.1f} GiB，即估算值 x {low:.2f}-{high:.2f}（{basis}，{rows} 条校准数据）",
+    },
+    MessageCode.NOTE_FIT_ON_HIGH: {
+        "en": "fit decided on the high end of the range: {high_gib:.1f} GiB must leave {headroom:.0%} of {capacity_gib:g} GiB free (fit_on=point decides on the estimate)",
+        "zh-hans": "按区间上限判断能否放下：{high_gib:.1f} GiB 须在 {capacity_gib:g} GiB 中留出 {headroom:.0%} 余量（fit_on=point 则按估算值判断）",
     },
 }
 

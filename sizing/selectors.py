@@ -8,6 +8,7 @@ import hashlib
 import logging
 import threading
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -270,11 +271,24 @@ def estimate_dict(
     fit_on: str,
     fits: bool | None = None,
     fits_point: bool | None = None,
+    lang: str = DEFAULT_LANGUAGE,
+    extra_notes: Sequence[Message] = (),
 ) -> dict[str, Any]:
     """The estimate as the API returns it (DESIGN.md key names, GiB, hours), with the ranges of
     its figures (sizing/uncertainty.py) and what ``fits`` was decided on (``fit_on``);
-    ``fits``/``fits_point`` (the estimate itself fits) where the caller decided them."""
+    ``fits``/``fits_point`` (the estimate itself fits) where the caller decided them.
+
+    ``notes`` are the working: the estimator's own notes (and the range notes, with
+    ``extra_notes``) in ``lang``, coded in ``note_messages``; the formula working of
+    sizing/memory.py and sizing/compute.py in English."""
     fitted = gpu is not None
+    coded = [*est.note_messages, _range_note(workload, est), *extra_notes]
+    english = {message.text: message for message in est.note_messages}
+    notes = [
+        message_render(english[text].code, english[text].params, lang) if text in english else text
+        for text in est.notes
+    ]
+    notes += [message_render(m.code, m.params, lang) for m in coded[len(est.note_messages) :]]
     return {
         "memory_per_gpu_gib": round(est.memory_per_gpu_gib, 2),
         "breakdown": {key: round(value, 3) for key, value in est.breakdown.items()},
@@ -291,11 +305,28 @@ def estimate_dict(
         "fits": (est.fits if fits is None else fits) if fitted else None,
         "headroom_pct": _round(est.headroom_pct, 1) if fitted else None,
         "assumptions": est.assumptions,
-        "notes": list(est.notes),
+        "notes": notes,
+        "note_messages": [message_dict(m, lang) for m in coded],
         **ranges(workload, est),
         "fit_on": fit_on,
         "fits_point": (est.fits if fits_point is None else fits_point) if fitted else None,
     }
+
+
+def _range_note(workload: Workload, est: Estimate) -> Message:
+    """What the memory range is and what it rests on, as a note."""
+    memory = spread("memory", workload)
+    return Message(
+        MessageCode.NOTE_RANGE,
+        {
+            "memory_low": est.memory_per_gpu_gib * memory.low,
+            "memory_high": est.memory_per_gpu_gib * memory.high,
+            "low": memory.low,
+            "high": memory.high,
+            "basis": memory.basis,
+            "rows": memory.rows,
+        },
+    )
 
 
 def plan_dict(
@@ -389,7 +420,9 @@ def prices_observed_span(offers: list[Offer]) -> dict[str, datetime | None]:
     }
 
 
-def _headline_estimate(workload: Workload, plans: list[Plan], fit_on: str) -> dict[str, Any]:
+def _headline_estimate(
+    workload: Workload, plans: list[Plan], fit_on: str, lang: str = DEFAULT_LANGUAGE
+) -> dict[str, Any]:
     if plans:
         top = plans[0]
         return estimate_dict(
@@ -400,9 +433,10 @@ def _headline_estimate(workload: Workload, plans: list[Plan], fit_on: str) -> di
             fit_on=fit_on,
             fits=True,  # the planner's verdict (on fit_on); then the estimate fits too
             fits_point=True,
+            lang=lang,
         )
     return estimate_dict(
-        estimate(workload), gpu=None, gpu_count=1, workload=workload, fit_on=fit_on
+        estimate(workload), gpu=None, gpu_count=1, workload=workload, fit_on=fit_on, lang=lang
     )
 
 
@@ -466,7 +500,7 @@ def recommend(
     result = plan(workload, book, constraints, objective=objective, limit=limit)
     spreads = plan_spreads(workload)
     answer = {
-        "estimate": _headline_estimate(workload, result.plans, constraints.fit_on),
+        "estimate": _headline_estimate(workload, result.plans, constraints.fit_on, lang),
         "recommendations": [plan_dict(p, lang, spreads) for p in result.plans],
         "rejected": rejected_dict(result.rejected, lang),
         "advice": [message_render(m.code, m.params, lang) for m in result.advice],
@@ -554,7 +588,7 @@ def compare(
         rows.append(row)
     return {
         "estimate": _headline_estimate(
-            workload, [first_fit] if first_fit else [], constraints.fit_on
+            workload, [first_fit] if first_fit else [], constraints.fit_on, lang
         ),
         "rows": rows,
         "catalog_as_of": catalog_as_of(),

@@ -10,8 +10,11 @@ from typing import Any
 from django.conf import settings
 from rest_framework import serializers as drf_serializers
 
+from api.errors import CodedValidationError
+
 from .api import serializers
 from .estimator import Workload, WorkloadError, parse_workload
+from .messages import DEFAULT_LANGUAGE, message_dict
 from .planner import Constraints
 from .presets import load_presets
 
@@ -19,8 +22,11 @@ from .presets import load_presets
 CONSTRAINT_FIELDS = set(serializers.ConstraintsSerializer().fields)
 
 
-def workload_build(data: dict[str, Any], *, hardware_allowed: bool = False) -> Workload:
-    """The workload from request data; errors are a 400 under ``workload`` naming each field.
+def workload_build(
+    data: dict[str, Any], *, hardware_allowed: bool = False, lang: str = DEFAULT_LANGUAGE
+) -> Workload:
+    """The workload from request data; errors are a 400 under ``workload`` naming each field,
+    in ``lang``, and coded under ``error_messages`` (``workload_error``).
     ``gpu``/``gpu_count`` belong to /api/estimate only (``hardware_allowed``)."""
     if not hardware_allowed:
         misplaced = {
@@ -44,7 +50,21 @@ def workload_build(data: dict[str, Any], *, hardware_allowed: bool = False) -> W
     try:
         return parse_workload(data, load_presets())
     except WorkloadError as exc:
-        raise drf_serializers.ValidationError({"workload": exc.errors}) from exc
+        raise workload_error(exc, lang, under="workload") from exc
+
+
+def workload_error(exc: WorkloadError, lang: str, *, under: str | None) -> CodedValidationError:
+    """The 400 of a WorkloadError: its sentences in ``lang`` by field (inside ``under`` when
+    given), and the coded ones as ``error_messages`` in the same shape."""
+    errors: dict[str, Any] = exc.rendered(lang)
+    coded: dict[str, Any] = {
+        field: [message_dict(m, lang) for m in messages]
+        for field, messages in exc.coded.items()
+        if messages
+    }
+    if under:
+        return CodedValidationError({under: errors}, {under: coded})
+    return CodedValidationError(errors, coded)
 
 
 def constraints_build(data: dict[str, Any] | None) -> Constraints:

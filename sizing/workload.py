@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -30,6 +30,8 @@ from .inputs import (  # noqa: F401  (re-exported: the names callers import from
     WORKLOAD,
     WORKLOAD_BY_NAME,
 )
+from .messages import DEFAULT_LANGUAGE, Message, message_render
+from .messages import MessageCode as C
 from .specs import ModelArch, arch_from_config, generic_arch, hash_once, state_without_hash
 
 # Defaults, each with the reason it is the default.
@@ -47,11 +49,24 @@ _FALSE = {"false", "0", "no", "off"}
 
 
 class WorkloadError(ValueError):
-    """Bad workload input; `.errors` maps each field to its messages (the API returns it as 400)."""
+    """Bad workload input; `.errors` maps each field to its English sentences (the API returns
+    them as a 400), `.coded` to the same as coded messages (sizing/messages.py) where they have
+    a code; `rendered(lang)` gives the sentences in another language."""
 
-    def __init__(self, errors: dict[str, list[str]]):
-        self.errors = errors
-        super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()))
+    def __init__(self, errors: Mapping[str, Sequence[str | Message]]):
+        self.coded: dict[str, list[Message]] = {
+            k: [m for m in v if isinstance(m, Message)] for k, v in errors.items()
+        }
+        self._items = {k: list(v) for k, v in errors.items()}
+        self.errors: dict[str, list[str]] = self.rendered(DEFAULT_LANGUAGE)
+        super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in self.errors.items()))
+
+    def rendered(self, lang: str) -> dict[str, list[str]]:
+        """The sentences in ``lang`` (those without a code stay as written)."""
+        return {
+            k: [m if isinstance(m, str) else message_render(m.code, m.params, lang) for m in v]
+            for k, v in self._items.items()
+        }
 
 
 @dataclass(frozen=True)
@@ -191,19 +206,24 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
     layers; inference: context 4096, concurrency 1. Sharding left out (or "auto") is chosen by
     the estimator. Strings that spell numbers or booleans are accepted (query parameters).
     """
-    errors: dict[str, list[str]] = {}
+    errors: dict[str, list[str | Message]] = {}
 
-    def err(name: str, msg: str) -> None:
+    def err(name: str, msg: str | Message) -> None:
         errors.setdefault(name, []).append(msg)
 
+    def bad(name: str, code: str, **params: Any) -> None:
+        err(name, Message(code, params))
+
     if not isinstance(data, dict):
-        raise WorkloadError({"workload": ["Expected an object of workload fields."]})
+        raise WorkloadError({"workload": [Message(C.INPUT_NOT_AN_OBJECT)]})
     known = {f.name for f in WORKLOAD}
     for key in data:
         if key not in known:
             near = close_names(str(key), known, limit=1)
-            hint = f" Did you mean {near[0]!r}?" if near else ""
-            err(str(key), f"Unknown field.{hint}")
+            if near:
+                bad(str(key), C.INPUT_UNKNOWN_FIELD_NEAR, near=near[0])
+            else:
+                bad(str(key), C.INPUT_UNKNOWN_FIELD)
     raw = {k: v for k, v in data.items() if k in known and v is not None and v != ""}
     for name in list(raw):  # a synonym of "not given" (sharding: auto)
         extra = WORKLOAD_BY_NAME[name].extra
@@ -216,7 +236,7 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
         allowed = WORKLOAD_BY_NAME[name].choices
         val = _choice(raw[name], allowed)
         if val is None:
-            err(name, f"Must be one of: {', '.join(allowed)}.")
+            bad(name, C.INPUT_CHOICE, allowed=", ".join(allowed))
         return val
 
     def number(name: str) -> float | int | None:
@@ -226,10 +246,10 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
         val = _as_int(raw[name]) if as_int else _as_float(raw[name])
         lo, hi = BOUNDS[name]
         if val is None:
-            err(name, "Must be a whole number." if as_int else "Must be a number.")
+            bad(name, C.INPUT_WHOLE_NUMBER if as_int else C.INPUT_NUMBER)
             return None
         if not lo <= val <= hi:
-            err(name, f"Must be between {lo:g} and {hi:g}.")
+            bad(name, C.INPUT_BETWEEN, low=lo, high=hi)
             return None
         return val
 
@@ -244,7 +264,7 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
     params_b = number("params_b")
     config, architecture = _config(raw.get("architecture"), err)
     if config is not None and (model is not None or params_b is not None):
-        err("architecture", "Give one of model, params_b or architecture.")
+        bad("architecture", C.INPUT_ONE_MODEL_SOURCE)
     elif config is not None:
         try:
             arch = arch_from_config(config)
@@ -253,20 +273,22 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
                 err("architecture", message)
     elif model is not None:
         if not isinstance(model, str):
-            err("model", "Must be a preset name.")
+            bad("model", C.INPUT_PRESET_NAME)
         elif model.strip().lower() not in presets:
             close = _closest(model.strip(), presets)
-            hint = f" Closest: {', '.join(close)}." if close else ""
-            err("model", f"Unknown model preset {model!r}.{hint}")
+            if close:
+                bad("model", C.INPUT_UNKNOWN_PRESET_CLOSEST, model=model, closest=", ".join(close))
+            else:
+                bad("model", C.INPUT_UNKNOWN_PRESET, model=model)
         else:
             model = model.strip().lower()
             arch = presets[model]
         if params_b is not None:
-            err("params_b", "Give either model or params_b, not both.")
+            bad("params_b", C.INPUT_MODEL_AND_PARAMS)
     elif params_b is not None:
         arch = generic_arch(float(params_b))
     elif "params_b" not in errors and "architecture" not in errors:
-        err("model", "Give a model preset name or params_b (or an architecture: a config.json).")
+        bad("model", C.INPUT_NO_MODEL)
 
     task = choice("task") or ("finetune" if "task" not in raw else None)
     method = choice("method")
@@ -283,22 +305,19 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
         if name in raw:
             flags[name] = _as_bool(raw[name])
             if flags[name] is None:
-                err(name, "Must be true or false.")
+                bad(name, C.INPUT_BOOL)
     ckpt = None
     if "gradient_checkpointing" in raw:
         v = raw["gradient_checkpointing"]
         b = _as_bool(v)
         ckpt = ("full" if b else "none") if b is not None else _choice(v, CHECKPOINTING)
         if ckpt is None:
-            err(
-                "gradient_checkpointing",
-                f"Must be one of: {', '.join(CHECKPOINTING)} (or a boolean).",
-            )
+            bad("gradient_checkpointing", C.INPUT_CHOICE_OR_BOOL, allowed=", ".join(CHECKPOINTING))
     mixed = None
     if "mixed_precision" in raw:
         mixed = _as_bool(raw["mixed_precision"])
         if mixed is None:
-            err("mixed_precision", "Must be true or false.")
+            bad("mixed_precision", C.INPUT_BOOL)
     batch_size = whole("batch_size")
     seq_len = whole("seq_len")
     lora_rank = whole("lora_rank")
@@ -312,7 +331,7 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
     gpu = raw.get("gpu")
     if gpu is not None:
         if not isinstance(gpu, str) or not _SLUG.match(gpu.strip().lower()):
-            err("gpu", "Must be a GPU slug such as 'h100-sxm'.")
+            bad("gpu", C.INPUT_GPU_SLUG)
             gpu = None
         else:
             gpu = gpu.strip().lower()
@@ -321,57 +340,36 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
     if task is not None:
         training = task != "inference"
         if task == "pretrain" and method in ("lora", "qlora", "freeze"):
-            err(
-                "method",
-                f"{method} adapts a pretrained model; pre-training trains every weight (use full).",
-            )
+            bad("method", C.INPUT_PRETRAIN_ADAPTER, method=method)
         if not training and method in ("lora", "qlora", "freeze"):
-            err("method", f"{method} is a training method; leave method out for inference.")
+            bad("method", C.INPUT_METHOD_FOR_INFERENCE, method=method)
         if training and precision in ("int8", "int4") and method in (None, "full", "freeze"):
-            err(
-                "precision",
-                f"Training all weights in {precision} is not supported; use bf16/fp16/fp8 "
-                "(or method qlora for a 4-bit base).",
-            )
+            bad("precision", C.INPUT_LOW_BIT_TRAINING, precision=precision)
         if method == "lora" and precision == "int4":
-            err("precision", "A 4-bit base with LoRA adapters is QLoRA: use method qlora.")
+            bad("precision", C.INPUT_LORA_INT4)
         if method == "qlora" and precision in ("int8", "fp8"):
-            err(
-                "precision",
-                "QLoRA keeps an NF4 base and computes in bf16/fp16; use bf16, fp16 or int4.",
-            )
+            bad("precision", C.INPUT_QLORA_PRECISION)
         if mixed and precision in ("fp32", "int8", "int4"):
-            err(
-                "mixed_precision",
-                f"Mixed precision needs bf16, fp16 or fp8 compute, not {precision}.",
-            )
+            bad("mixed_precision", C.INPUT_MIXED_PRECISION_COMPUTE, precision=precision)
         if not training and mixed:
-            err(
-                "mixed_precision",
-                "Mixed precision is a training setting; leave it out for inference.",
-            )
+            bad("mixed_precision", C.INPUT_MIXED_PRECISION_INFERENCE)
         if not training and (lora_rank is not None or lora_targets is not None):
-            err(
-                "lora_rank" if lora_rank is not None else "lora_targets",
-                "LoRA settings need method lora or qlora.",
-            )
+            bad("lora_rank" if lora_rank is not None else "lora_targets", C.INPUT_LORA_SETTINGS)
         if not training and accumulation is not None:
-            err("gradient_accumulation", "Gradient accumulation is a training setting.")
+            bad("gradient_accumulation", C.INPUT_ACCUMULATION_INFERENCE)
         if training and (context_len is not None or concurrency is not None):
-            err(
+            bad(
                 "context_len" if context_len is not None else "concurrency",
-                "context_len and concurrency describe inference; use seq_len and batch_size for training.",
+                C.INPUT_INFERENCE_FIELDS,
             )
     if task != "inference" and method not in ("lora", "qlora") and (lora_rank or lora_targets):
-        err(
-            "lora_rank" if lora_rank else "lora_targets", "LoRA settings need method lora or qlora."
-        )
+        bad("lora_rank" if lora_rank else "lora_targets", C.INPUT_LORA_SETTINGS)
     if arch is not None and not arch.is_transformer and method in ("lora", "qlora"):
-        err("method", f"{method} needs a transformer; {arch.name} is a {arch.kind}.")
+        bad("method", C.INPUT_NEEDS_TRANSFORMER, method=method, model=arch.name, kind=arch.kind)
     if gpu_count is not None and gpu_count % (tp * pp):
-        err("gpu_count", f"Must be a multiple of tensor_parallel x pipeline_parallel ({tp * pp}).")
+        bad("gpu_count", C.INPUT_GPU_COUNT_MULTIPLE, model_parallel=tp * pp)
     if arch is not None and arch.is_transformer and tp > 1 and (arch.heads or 1) % tp:
-        err("tensor_parallel", f"Must divide the {arch.heads} attention heads of {arch.name}.")
+        bad("tensor_parallel", C.INPUT_TP_HEADS, heads=arch.heads, model=arch.name)
     if errors:
         raise WorkloadError(errors)
     assert arch is not None and task is not None
@@ -445,7 +443,7 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
 
 
 def _config(
-    value: object, err: Callable[[str, str], None]
+    value: object, err: Callable[[str, str | Message], None]
 ) -> tuple[dict[str, Any] | None, str | None]:
     """The config.json object given (a JSON string is read too), and its canonical JSON."""
     if value is None:
@@ -454,15 +452,15 @@ def _config(
         try:
             value = json.loads(value)
         except ValueError:
-            err("architecture", "Must be a JSON object (a Hugging Face config.json).")
+            err("architecture", Message(C.INPUT_CONFIG_OBJECT))
             return None, None
     if not isinstance(value, dict):
-        err("architecture", "Must be a JSON object (a Hugging Face config.json).")
+        err("architecture", Message(C.INPUT_CONFIG_OBJECT))
         return None, None
     try:
         return value, json.dumps(value, sort_keys=True, separators=(",", ":"))
     except (TypeError, ValueError):
-        err("architecture", "Must hold only JSON values.")
+        err("architecture", Message(C.INPUT_CONFIG_JSON))
         return None, None
 
 

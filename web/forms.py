@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from django import forms
+from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 from catalog.choices import HOURS_PER_UNIT, Segment, Vendor
@@ -16,6 +17,7 @@ from catalog.pricing import PricingModel
 from sizing import inputs
 from sizing.estimator import Workload, WorkloadError, parse_workload
 from sizing.inputs import OBJECTIVES, PRICING_MODELS
+from sizing.messages import DEFAULT_LANGUAGE, language_of
 from sizing.planner import Constraints
 from sizing.presets import load_presets
 from sizing.services import CONSTRAINT_FIELDS, constraints_from
@@ -440,7 +442,8 @@ class PlanForm(_WorkloadFields):
         try:
             workload = parse_workload(raw, load_presets())
         except WorkloadError as exc:
-            for name, messages in exc.errors.items():
+            lang = language_of(get_language()) or DEFAULT_LANGUAGE
+            for name, messages in exc.rendered(lang).items():
                 if name in failed or (name == "model" and "params_b" in failed):
                     continue  # the field's own message already says what is wrong
                 field = name if name in self.fields else None

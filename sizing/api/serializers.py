@@ -212,6 +212,15 @@ class BreakdownSerializer(serializers.Serializer):
     overhead = serializers.FloatField()
 
 
+class MessageSerializer(serializers.Serializer):
+    """A coded sentence: a stable code (see docs/api.md), the figures it names, and the text
+    in the request's language (``?lang=`` or Accept-Language: en, zh-hans)."""
+
+    code = serializers.CharField()
+    params = serializers.DictField()
+    text = serializers.CharField()
+
+
 class EstimateOutputSerializer(serializers.Serializer):
     memory_per_gpu_gib = serializers.FloatField()
     breakdown = BreakdownSerializer()
@@ -228,7 +237,14 @@ class EstimateOutputSerializer(serializers.Serializer):
     fits = serializers.BooleanField(allow_null=True, help_text="On the given GPU and count.")
     headroom_pct = serializers.FloatField(allow_null=True)
     assumptions = serializers.DictField()
-    notes = serializers.ListField(child=serializers.CharField())
+    notes = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The working: the estimator's own notes in the request's language, the "
+        "formula working in English.",
+    )
+    note_messages = MessageSerializer(
+        many=True, help_text="The estimator's own notes and the range notes, coded."
+    )
     memory_per_gpu_gib_range = RangeField(
         help_text="[low, high] GiB: the estimate times the 5th and 95th percentile of "
         "measured/estimated on comparable calibration rows, checked leave-one-source-out "
@@ -249,15 +265,6 @@ class EstimateOutputSerializer(serializers.Serializer):
     fits_point = serializers.BooleanField(
         allow_null=True, help_text="Whether the estimate itself fits the given GPU and count."
     )
-
-
-class MessageSerializer(serializers.Serializer):
-    """A coded sentence: a stable code (see docs/api.md), the figures it names, and the text
-    in the request's language (``?lang=`` or Accept-Language: en, zh-hans)."""
-
-    code = serializers.CharField()
-    params = serializers.DictField()
-    text = serializers.CharField()
 
 
 class InterconnectOutputSerializer(serializers.Serializer):

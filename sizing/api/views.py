@@ -18,10 +18,11 @@ from catalog.models import GPU
 
 from .. import selectors
 from ..estimator import WorkloadError, estimate
-from ..messages import LANGUAGES, language_of
+from ..messages import LANGUAGES, Message, language_of
+from ..messages import MessageCode as C
 from ..planner import FIT_HEADROOM
-from ..services import CONSTRAINT_FIELDS, constraints_build, workload_build
-from ..uncertainty import fit_factor, fit_headroom
+from ..services import CONSTRAINT_FIELDS, constraints_build, workload_build, workload_error
+from ..uncertainty import fit_factor, fit_headroom, spread
 from . import serializers
 
 WORKLOAD_DOC = (
@@ -63,11 +64,13 @@ class EstimateView(APIView):
         request=serializers.EstimateInputSerializer,
         responses=serializers.EstimateOutputSerializer,
         description=WORKLOAD_DOC,
+        parameters=[LANG_PARAMETER],
     )
     def post(self, request: Request) -> Response:
+        lang = message_language(request)
         form = serializers.EstimateInputSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        workload = workload_build(form.validated_data["workload"], hardware_allowed=True)
+        workload = workload_build(form.validated_data["workload"], hardware_allowed=True, lang=lang)
         # The hardware may come at the top level or inside the workload; the top level wins.
         slug = form.validated_data.get("gpu") or workload.gpu
         count = form.validated_data.get("gpu_count") or workload.gpu_count or 1
@@ -82,12 +85,24 @@ class EstimateView(APIView):
         try:
             est = estimate(workload, gpu=gpu, gpu_count=count, headroom=headroom)
         except WorkloadError as exc:  # e.g. tensor x pipeline parallel does not divide gpu_count
-            raise drf_serializers.ValidationError(exc.errors) from exc
+            raise workload_error(exc, lang, under=None) from exc
         fits_point = None
+        extra = []
         if gpu is not None:
             fits_point = est.memory_per_gpu_gib <= float(gpu.memory_gib) * (1 - FIT_HEADROOM)
+            if fit_on == "high":
+                high = est.memory_per_gpu_gib * spread("memory", workload).high
+                figures = {"high_gib": high, "capacity_gib": gpu.memory_gib}
+                extra.append(Message(C.NOTE_FIT_ON_HIGH, {**figures, "headroom": FIT_HEADROOM}))
         answer = selectors.estimate_dict(
-            est, gpu=slug, gpu_count=count, workload=workload, fit_on=fit_on, fits_point=fits_point
+            est,
+            gpu=slug,
+            gpu_count=count,
+            workload=workload,
+            fit_on=fit_on,
+            fits_point=fits_point,
+            lang=lang,
+            extra_notes=extra,
         )
         return Response(answer)
 
@@ -175,7 +190,7 @@ class RecommendView(APIView):
         form = serializers.RecommendInputSerializer(data=data)
         form.is_valid(raise_exception=True)
         values = form.validated_data
-        workload = workload_build(values["workload"])
+        workload = workload_build(values["workload"], lang=lang)
         constraints = constraints_build(values.get("constraints"))
         answer = selectors.recommend(
             workload, constraints, objective=values["objective"], limit=values["limit"], lang=lang
@@ -198,7 +213,7 @@ class CompareView(APIView):
         form = serializers.CompareInputSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         values = form.validated_data
-        workload = workload_build(values["workload"])
-        constraints = constraints_build(values.get("constraints"))
         lang = message_language(request)
+        workload = workload_build(values["workload"], lang=lang)
+        constraints = constraints_build(values.get("constraints"))
         return Response(selectors.compare(workload, values["targets"], constraints, lang=lang))

@@ -90,23 +90,15 @@ def test_seed_7b_qlora_fits_one_16gb_t4(api_client):
 
 
 def test_seed_llama3_8b_lora_fits_one_a100_40gb(api_client):
-    # The seed guide's claim is about the estimate; the high end of LoRA's memory range (what
-    # comparable measurements reached) does not fit 40 GB, and the rejection says so. Batch 2:
-    # at batch 1 (21.3 GiB) even the high end (x1.64 in sizing/uncertainty.json) fits.
-    workload = {**LORA_8B, "batch_size": 2, "gradient_checkpointing": "full"}
+    # The seed guide's claim is about the estimate (fits on the high end of the range are
+    # tested in test_uncertainty.py).
+    workload = {**LORA_8B, "batch_size": 1, "gradient_checkpointing": "full"}
     gpus = ["a100-sxm4-40gb", "a100-pcie-40gb"]
     items = recommend(api_client, workload, {"gpus": gpus, "fit_on": "point"})["recommendations"]
     assert any(i["gpu_count"] == 1 for i in items)
     single = next(i for i in items if i["gpu_count"] == 1)
     low, high = single["memory_per_gpu_gib_range"]
-    assert low <= single["memory_per_gpu_gib"] <= high and high > 40 * 0.95
-    on_high = recommend(api_client, workload, {"gpus": gpus, "max_gpus": 1})
-    assert not on_high["recommendations"]
-    entry = on_high["rejected"]["does_not_fit_memory_high"]
-    assert entry["count"] > 0
-    assert entry["example_messages"][0]["code"] == "example_no_fit_high"
-    assert entry["example_messages"][0]["params"]["high_gib"] > 38
-    assert "fit_on_point" in [m["code"] for m in on_high["advice_messages"]]
+    assert low <= single["memory_per_gpu_gib"] <= high
 
 
 def test_seed_70b_full_finetune_needs_eight_80gb_gpus_on_nvlink(api_client):
