@@ -9,6 +9,8 @@ from decimal import Decimal
 from typing import Any
 
 from django import forms
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
@@ -230,8 +232,9 @@ class GPUListForm(forms.Form):
     min_memory_gib = forms.FloatField(
         label=_("Memory at least (GiB)"), required=False, min_value=0, widget=_number(min="0")
     )
-    has_fp8 = forms.BooleanField(label=_("FP8 only"), required=False)
-    rented = forms.BooleanField(label=_("Rented somewhere"), required=False)
+    # Ticked boxes read as a statement, without the colon of the other labels.
+    has_fp8 = forms.BooleanField(label=_("FP8 only"), required=False, label_suffix="")
+    rented = forms.BooleanField(label=_("Rented somewhere"), required=False, label_suffix="")
     sort = forms.CharField(required=False, widget=forms.HiddenInput)
 
     def clean_sort(self) -> str:
@@ -240,6 +243,19 @@ class GPUListForm(forms.Form):
 
 
 # --- Plan -----------------------------------------------------------------------------------
+
+
+class ReadableMaxValue(MaxValueValidator):
+    """Django's "less than or equal to %(limit_value)s", with the limit grouped (100,000)."""
+
+    message = _("Ensure this value is less than or equal to %(limit_value)s.")
+
+    def __call__(self, value: Any) -> None:
+        if value is not None and value > self.limit_value:
+            raise ValidationError(
+                self.message, code=self.code, params={"limit_value": f"{self.limit_value:,}"}
+            )
+
 
 # Form fields handed to the estimator's parse_workload: those sizing/inputs.py puts on the page.
 WORKLOAD_FIELDS = tuple(spec.name for spec in inputs.WORKLOAD if spec.form)
@@ -373,8 +389,8 @@ class PlanForm(_WorkloadFields):
         label=_("At most GPUs"),
         required=False,
         min_value=1,
-        max_value=100_000,
-        widget=_number(min="1", step="1"),
+        validators=[ReadableMaxValue(100_000)],
+        widget=_number(min="1", max="100000", step="1"),
         help_text=_("Default 128."),
     )
     allow_multi_node = forms.ChoiceField(

@@ -1,10 +1,12 @@
 """What the plan page shows of a recommend answer: plausible candidates only. Pure Python.
 
 The planner weighs every offer at every node count; a page that lists them all shows runs of 29
-years beside runs of a day, and one offer at 1, 2, 4 and 8 nodes for the same total. These
+years beside runs of a day, and one offer at 1, 2, 4 and 8 GPUs for the same total. These
 helpers keep what a reader would consider: plans within a factor of the fastest and under a year,
-and, of one offer (instance type, region, pricing model), only node counts no other count of
-it beats on both time and cost.
+and, of one offer (a provider's GPU in one region at one pricing model, whatever the size of
+the instance type: RunPod's "1x B200" and "8x B200" are one offer at two sizes), only the sizes
+and node counts no other size of it beats on both time and cost (and, when the plans are
+ranked by price per hour, on that price too).
 """
 
 from __future__ import annotations
@@ -42,10 +44,12 @@ def _better(a: float | None, b: float | None) -> bool:
     return a is not None and b is not None and a < b * (1 - SAME)
 
 
-def _dominated(plan: dict[str, Any], other: dict[str, Any]) -> bool:
+def _dominated(plan: dict[str, Any], other: dict[str, Any], hourly: bool = False) -> bool:
     """``other`` is no slower and no dearer than ``plan`` and better on one of them."""
     if plan.get("est_hours") is not None and plan.get("est_total_usd") is not None:
         keys: tuple[str, ...] = ("est_hours", "est_total_usd")
+        if hourly:
+            keys += ("usd_per_hour",)
     else:
         keys = ("usd_per_hour",)
     return all(_no_worse(other.get(k), plan.get(k)) for k in keys) and any(
@@ -53,8 +57,18 @@ def _dominated(plan: dict[str, Any], other: dict[str, Any]) -> bool:
     )
 
 
-def plausible(plans: list[dict[str, Any]]) -> Shown:
-    """The plans worth showing, in the given order (see the module docstring)."""
+def _offer(plan: dict[str, Any]) -> tuple:
+    """One offer at any size: provider, region, GPU and pricing model."""
+    return (plan["provider"], plan["region"], plan["gpu"], plan["pricing_model"])
+
+
+def plausible(plans: list[dict[str, Any]], objective: str | None = None) -> Shown:
+    """The plans worth showing, in the given order (see the module docstring).
+
+    ``objective`` is the planner's ranking; ranked by price per hour (``cheapest_hourly``), a
+    smaller size that is cheaper per hour is kept beside a bigger one that is as cheap in total.
+    """
+    hourly = objective == "cheapest_hourly"
     shown = Shown()
     hours = [p["est_hours"] for p in plans if p.get("est_hours")]
     limit = min(min(hours) * MAX_TIME_RATIO, MAX_HOURS) if hours else None
@@ -67,12 +81,10 @@ def plausible(plans: list[dict[str, Any]]) -> Shown:
             timely.append(plan)
     by_offer: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for plan in timely:
-        key = (plan["provider"], plan["instance_type"], plan["region"], plan["pricing_model"])
-        by_offer[key].append(plan)
+        by_offer[_offer(plan)].append(plan)
     for plan in timely:
-        key = (plan["provider"], plan["instance_type"], plan["region"], plan["pricing_model"])
-        twins = [other for other in by_offer[key] if other is not plan]
-        if any(_dominated(plan, other) for other in twins) or any(
+        twins = [other for other in by_offer[_offer(plan)] if other is not plan]
+        if any(_dominated(plan, other, hourly) for other in twins) or any(
             _same(plan, other) and other["rank"] < plan["rank"] for other in twins
         ):
             shown.repeats += 1
@@ -82,7 +94,7 @@ def plausible(plans: list[dict[str, Any]]) -> Shown:
 
 
 def _same(plan: dict[str, Any], other: dict[str, Any]) -> bool:
-    """Two counts of one offer with the same time and cost (the first ranked is kept)."""
+    """Two sizes of one offer with the same time and cost (the first ranked is kept)."""
     keys = ("est_hours", "est_total_usd", "usd_per_hour")
     return all(
         _no_worse(plan.get(k), other.get(k)) and _no_worse(other.get(k), plan.get(k)) for k in keys

@@ -384,6 +384,19 @@ def provider_names() -> dict[str, str]:
     return dict(Provider.objects.values_list("slug", "name"))
 
 
+def provider_native_rates() -> dict[str, tuple[str, float]]:
+    """Provider slug -> (its own currency, USD per unit of it, newest rate), for providers that
+    do not list in US dollars (the mainland clouds list in CNY)."""
+    rates = catalog_selectors.currency_rates_latest()
+    return {
+        slug: (currency, float(rates[currency]))
+        for slug, currency in Provider.objects.exclude(home_currency="USD").values_list(
+            "slug", "home_currency"
+        )
+        if currency in rates
+    }
+
+
 def gpu_names() -> dict[str, tuple[str, float]]:
     """GPU slug -> (display name, memory in GiB)."""
     return {

@@ -7,6 +7,7 @@ Everything renders on the server; no page needs JavaScript or anything outside t
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -145,7 +146,7 @@ def _offer_columns(sort: str, extra: list[str]) -> list[dict[str, Any]]:
         ),
         _column("spot", _("Spot"), sort, css="num"),
         _column("reserved", _("Reserved"), sort, css="num"),
-        _column("observed", _("Observed (oldest in row)"), sort),
+        _column("observed", _("Observed (oldest in row)"), sort, css="observed-col"),
     ]
     optional = {
         "memory": _column("memory", _("GPU memory"), sort, css="num"),
@@ -159,7 +160,7 @@ def _offer_columns(sort: str, extra: list[str]) -> list[dict[str, Any]]:
     return columns + [optional[key] for key in extra if key in optional]
 
 
-def _multi_summary(form: PriceBrowseForm, name: str) -> str:
+def _multi_summary(form: PriceBrowseForm | GPUListForm, name: str) -> str:
     """What a multi-select filter holds, in a few words: "Any", or the first names and a count."""
     chosen = [str(v) for v in (form[name].value() or [])]
     if not chosen:
@@ -186,8 +187,10 @@ def price_list(request: HttpRequest) -> HttpResponse:
     form = PriceBrowseForm(request.GET)
     if form.is_valid():
         sort, extra = form.sort_key, form.columns
-        if sort.lstrip("-") in OPTIONAL_SORTED and sort.lstrip("-") not in extra:
-            extra = [sort.lstrip("-"), *extra]  # the column sorted by is always shown
+        if sort.lstrip("-") in OPTIONAL_SORTED:
+            # The column sorted by is always shown, first after the key columns, so that it is
+            # inside the table's box at 1366 px however many columns were added.
+            extra = [sort.lstrip("-"), *(key for key in extra if key != sort.lstrip("-"))]
         basis = PriceBasis(per_gpu=form.per_gpu, per_month=form.per_month)
         rows = selectors.offer_rows(filters=form.filter_data(), sort=sort, per_gpu=form.per_gpu)
         status = 200
@@ -199,6 +202,7 @@ def price_list(request: HttpRequest) -> HttpResponse:
         "page": page,
         "columns": _offer_columns(sort, extra),
         "extra": extra,
+        "sort_key": sort.lstrip("-"),
         "more_filters_open": any(
             request.GET.get(name)
             for name in (
@@ -345,6 +349,7 @@ def compare(request: HttpRequest) -> HttpResponse:
             form.workload, targets, form.constraints(), lang=_message_language()
         )
     offers = selectors.offer_rows_for(keys=keys)
+    native = selectors.provider_native_rates()
     columns = []
     for index, key in enumerate(keys):
         rows = offers.get(key, [])
@@ -353,6 +358,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         )
         plan_row = answer["rows"][index] if answer else None
         if plan_row and plan_row.get("fits"):
+            _add_native(plan_row, native)
             plan_row["pricing_label"] = labels.label(
                 labels.PRICING_MODELS, plan_row["pricing_model"]
             )
@@ -410,22 +416,48 @@ def _field_label(form: PlanForm, name: str) -> str:
     return str(form.fields[name].label)
 
 
+def _choice_text(form: PlanForm, name: str, value: str) -> str:
+    """What the form shows for ``value`` of field ``name``: its choice's label, Yes or No."""
+    choices = dict(getattr(form.fields[name], "choices", None) or ())
+    if value in choices:
+        return str(choices[value])
+    return str({"true": _("Yes"), "false": _("No")}.get(value, value))
+
+
 def _in_form_words(text: str, form: PlanForm) -> str:
-    """Planner text names API fields (``max_total_usd``); the page names the form's labels."""
+    """Planner text names API fields and values (``max_total_usd``, ``fit_on=point``); the page
+    names the form's labels and the choices as the form shows them."""
     for name in sorted(form.fields, key=len, reverse=True):
         if "_" in name and name in text:
-            text = text.replace(f"{name}=true", f"“{_field_label(form, name)}”: {_('Yes')}")
-            text = text.replace(name, f"“{_field_label(form, name)}”")
+            label = _field_label(form, name)
+            text = re.sub(
+                rf"\b{name}=([\w.-]+)",
+                lambda match, name=name, label=label: (
+                    f"“{label}”: {_choice_text(form, name, match.group(1))}"
+                ),
+                text,
+            )
+            text = re.sub(rf"\b{name}\b", lambda _match, label=label: f"“{label}”", text)
     return text
+
+
+def _add_native(item: dict[str, Any], native: dict[str, tuple[str, float]]) -> None:
+    """A plan's price per hour and total in its provider's own currency too (CNY beside USD for
+    the mainland clouds), at the newest rate, as the price browser shows the listed figure."""
+    rate = native.get(item["provider"])
+    item["native_per_hour"] = atlas_tags.native_usd(item.get("usd_per_hour"), rate)
+    item["native_total"] = atlas_tags.native_usd(item.get("est_total_usd"), rate)
 
 
 def _named(plans: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Copies of the plans with display names (the answer itself may be a cached object)."""
     providers = selectors.provider_names()
     gpus = selectors.gpu_names()
+    native = selectors.provider_native_rates()
     out = []
     for item in plans:
         item = dict(item)
+        _add_native(item, native)
         item["provider_name"] = providers.get(item["provider"], item["provider"])
         item["gpu_name"] = gpus.get(item["gpu"], (item["gpu"], None))[0]
         item["pricing_label"] = labels.label(labels.PRICING_MODELS, item["pricing_model"])
@@ -487,7 +519,7 @@ def _plan_context(
 ) -> dict[str, Any]:
     """Table rows, charts, rejections and nearest misses of a recommend answer, for display."""
     gpus = selectors.gpu_names()
-    shown = plans.plausible(_named(answer["recommendations"]))
+    shown = plans.plausible(_named(answer["recommendations"]), answer["objective"])
     recommendations = shown.plans
     for position, item in enumerate(recommendations, start=1):
         item["position"] = position
@@ -656,7 +688,17 @@ def gpu_list(request: HttpRequest) -> HttpResponse:
         _column("on_demand", _("From, on demand"), sort, css="num"),
         _column("spot", _("From, spot"), sort, css="num"),
     ]
-    context = {"gpus": gpus, "form": form, "columns": columns, "filtered": bool(request.GET)}
+    context = {
+        "gpus": gpus,
+        "form": form,
+        "columns": columns,
+        "filtered": bool(request.GET),
+        # Drop-down lists of checkboxes, each summed up by the names chosen (not their codes).
+        "multi_fields": [
+            (form[name], _multi_summary(form, name)) for name in ("vendor", "segment")
+        ],
+        "sort_title": next((c["title"] for c in columns if c["aria_sort"]), ""),
+    }
     return render(request, "web/gpu_list.html", context, status=status)
 
 

@@ -93,7 +93,15 @@ CHART_TEXT_JS = """() => {
 }"""
 
 
-def test_plan_form_renders_table_and_charts(browser, live_server):
+def test_pages_in_a_browser(browser, live_server):
+    """One test, so the catalog is loaded once for every page (a load and flush cost ~15 s)."""
+    _plan_form_renders_table_and_charts(browser, live_server)
+    _price_browser_fits_sorts_filters_and_compares(browser, live_server)
+    _price_browser_on_a_phone(browser, live_server)
+    _other_pages(browser, live_server)
+
+
+def _plan_form_renders_table_and_charts(browser, live_server):
     OUTPUT.mkdir(exist_ok=True)
     context = browser.new_context(locale="en-US", viewport={"width": 1366, "height": 900})
     page = context.new_page()
@@ -223,7 +231,7 @@ LAYOUT_JS = """(names) => {
 }"""
 
 
-def test_price_browser_fits_sorts_filters_and_compares(browser, live_server):
+def _price_browser_fits_sorts_filters_and_compares(browser, live_server):
     OUTPUT.mkdir(exist_ok=True)
     page = browser.new_page(viewport={"width": 1366, "height": 900})
     page.set_default_timeout(30_000)
@@ -246,12 +254,28 @@ def test_price_browser_fits_sorts_filters_and_compares(browser, live_server):
     values = [float(cell.replace("$", "").replace(",", "")) for cell in spot]
     assert len(values) > 1 and values == sorted(values)
 
+    # Per month: the select applies as soon as it changes, and the caption says the unit.
+    with page.expect_navigation():
+        page.select_option("#id_period", "month")
+    assert "period=month" in page.url and "sort=spot" in page.url
+    assert "USD per GPU-month" in page.locator("table.prices caption").inner_text()
+    monthly = page.locator("table.prices tbody td.sorted .usd").first.inner_text()
+    assert float(monthly.replace("$", "").replace(",", "")) == pytest.approx(
+        values[0] * 730, rel=0.01
+    )
+
     # At 1366 px the key columns, the sorted one among them, sit inside the table's box; with
     # every extra column the table scrolls inside its box, whose sideways scrollbar is on screen.
     layout = page.evaluate(LAYOUT_JS, list(KEY_COLUMNS))
     assert layout["outside"] == [] and layout["pageWidth"] <= 1366, layout
-    page.goto(f"{live_server.url}/?col=memory&col=vcpus&col=ram&col=network&col=interconnect")
-    layout = page.evaluate(LAYOUT_JS, list(KEY_COLUMNS))
+    # Sorted by an added column, with every column added: the sorted one comes first after the
+    # key columns and stays inside the box too.
+    page.goto(
+        f"{live_server.url}/?col=memory&col=vcpus&col=ram&col=network&col=interconnect"
+        "&col=disk&col=listed&sort=-network"
+    )
+    assert page.locator("th[aria-sort]").inner_text().startswith("Network")
+    layout = page.evaluate(LAYOUT_JS, [*KEY_COLUMNS, "Network"])
     assert layout["outside"] == [] and layout["pageWidth"] <= 1366, layout
     wrap = page.locator("table.prices").locator("xpath=..")
     wrap.scroll_into_view_if_needed()
@@ -279,13 +303,11 @@ def test_price_browser_fits_sorts_filters_and_compares(browser, live_server):
     assert "Best plan for this workload" in page.locator("#compare-table").inner_text()
     assert seen["outside"] == [] and seen["errors"] == [], seen
     page.close()
-    _price_browser_on_a_phone(browser, live_server)
-    _other_pages(browser, live_server)
 
 
 def _price_browser_on_a_phone(browser, live_server):
     """On a phone, in Chinese, the offers are cards whose price (dollars and yuan) and age are
-    inside the screen. Part of the price test, which has the catalog loaded already."""
+    inside the screen."""
     phone = browser.new_context(
         locale="zh-CN",
         viewport={"width": 390, "height": 844},
@@ -310,7 +332,7 @@ def _price_browser_on_a_phone(browser, live_server):
 
 def _other_pages(browser, live_server):
     """/gpus sorts and fits both widths, an unknown GPU is the styled 404, the API docs load
-    nothing from outside. Part of the price test, which has the catalog loaded already."""
+    nothing from outside."""
     for width in (1366, 390):
         page = browser.new_page(viewport={"width": width, "height": 900})
         seen = _watch(page, live_server.url)
@@ -319,6 +341,15 @@ def _other_pages(browser, live_server):
             with page.expect_navigation():
                 page.get_by_role("link", name="Memory", exact=True).click()
             assert page.locator("th[aria-sort]").get_attribute("aria-sort") == "ascending"
+            # Filter by a vendor from its drop-down of checkboxes; the sort stays.
+            page.click("#id_vendor-label + details summary")
+            page.check("input[name=vendor][value=amd]")
+            with page.expect_navigation():
+                page.click("#gpu-filters button[type=submit]")
+            assert "vendor=amd" in page.url and "sort=memory" in page.url
+            assert page.locator("#id_vendor-label + details summary").inner_text() == "AMD"
+            names = page.locator("#gpu-table tbody th").all_inner_texts()
+            assert names and all(name.startswith("AMD") for name in names), names
         assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
         assert seen["outside"] == [] and seen["errors"] == [], seen
         page.close()
@@ -326,12 +357,20 @@ def _other_pages(browser, live_server):
     response = page.goto(f"{live_server.url}/gpus/h100")
     assert response.status == 404 and "Page not found" in page.inner_text("main")
     assert page.locator("main a[href='/gpus/h100-sxm']").count() == 1
+    page.set_extra_http_headers({"Accept-Language": "zh-CN,zh;q=0.9"})
+    response = page.goto(f"{live_server.url}/providers/nope")
+    assert response.status == 404 and "页面不存在" in page.inner_text("main")
+    assert page.locator("html").get_attribute("lang") == "zh-hans"
+    page.set_extra_http_headers({"Accept-Language": "en"})
     seen = _watch(page, live_server.url)
     blocked: list[str] = []
     page.on(
         "requestfailed",
         lambda request: "csp" in (request.failure or "").lower() and blocked.append(request.url),
     )
+    page.goto(f"{live_server.url}/api/docs/")
+    page.wait_for_selector("text=GPU Atlas API")
+    page.wait_for_timeout(500)
     page.goto(f"{live_server.url}/api/redoc/")
     page.wait_for_selector("text=GPU Atlas API")
     page.wait_for_timeout(500)

@@ -24,3 +24,18 @@ def test_every_pricing_model_is_translated(model):
 
 def test_every_rejection_code_has_a_page_label():
     assert set(labels.REJECTIONS) == set(RejectionCode)
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (6.65e18, "6.65 \u00d7 10¹⁸"),
+        (4.29e21, "4.29 \u00d7 10²¹"),
+        (1e6, "1 \u00d7 10⁶"),
+        (1234.5, "1,234.5"),
+    ],
+)
+def test_large_counts_read_as_powers_of_ten_not_e_notation(value, shown):
+    from web.templatetags.atlas import sci
+
+    assert sci(value) == shown

@@ -10,6 +10,7 @@ from decimal import Decimal
 
 import pytest
 from django.utils import timezone
+from django.utils.html import strip_tags
 
 from catalog.models import GPU, Price, ScrapeRun
 from tests.factories import InstanceTypeFactory, PriceFactory, ProviderFactory, RegionFactory
@@ -328,6 +329,24 @@ def test_plan_gives_ranked_table_scatter_and_memory_bar(client):
     assert "GiB" in body and "$" in body
 
 
+def test_plans_on_mainland_clouds_show_yuan_beside_dollars(client):
+    response = client.get(PLAN_QUERY + "&mainland_china=true", HTTP_ACCEPT_LANGUAGE="zh-CN")
+    rows = response.context["rows"]
+    assert rows and all(row["native_per_hour"].startswith("¥") for row in rows)
+    assert all(row["native_total"].startswith("¥") for row in rows)
+    # A yuan is worth less than a dollar: the figure in yuan is the larger one.
+    first = rows[0]
+    assert float(first["native_per_hour"][1:].replace(",", "")) > first["usd_per_hour"]
+    body = text(response)
+    assert re.search(r'class="sub native">¥[0-9.,]+<', body)
+    # Outside mainland China every plan is in dollars only.
+    outside = client.get(PLAN_QUERY + "&mainland_china=false").context["rows"]
+    assert outside and not any(row["native_per_hour"] for row in outside)
+    compare = client.get("/compare?offer=autodl/H800&offer=aws/p5.48xlarge")
+    assert compare.status_code == 200
+    assert re.search(r'class="sub native">¥[0-9.,]+<', text(compare))
+
+
 def test_plan_respects_constraints(client):
     response = client.get(PLAN_QUERY + "&providers=aws&providers=gcp&max_usd_per_hour=10")
     rows = response.context["answer"]["recommendations"]
@@ -413,11 +432,15 @@ def test_plan_shows_plausible_candidates_only(client):
     assert shown.too_slow > 0 and max(hours) <= min(min(hours) * 10, 8760)
     offers = {}
     for plan in shown.plans:
-        key = (plan["provider"], plan["instance_type"], plan["region"], plan["pricing_model"])
+        # One offer at any size: RunPod's "1x B200" ... "8x B200" are one GPU, region, pricing.
+        key = (plan["provider"], plan["region"], plan["gpu"], plan["pricing_model"])
         offers.setdefault(key, []).append((plan["est_hours"], plan["est_total_usd"]))
-    for variants in offers.values():  # no node count of an offer beaten by another on both
+    for variants in offers.values():  # no size of an offer beaten by another on both
         for h, c in variants:
-            assert not any(h2 < h * 0.995 and c2 <= c * 1.005 for h2, c2 in variants)
+            assert not any(
+                (h2 < h * 0.995 and c2 <= c * 1.005) or (h2 <= h * 1.005 and c2 < c * 0.995)
+                for h2, c2 in variants
+            ), variants
     assert not any("LoRA" in line for line in response.context["advice"])
 
 
@@ -431,6 +454,7 @@ def test_plan_shows_plausible_candidates_only(client):
         ("params_b=5000", "params_b", "Must be between"),
         ("model=llama-3-8b&params_b=7", "params_b", "not both"),
         ("model=llama-3-8b&max_gpus=0", "max_gpus", "greater than or equal to 1"),
+        ("model=llama-3-8b&max_gpus=999999", "max_gpus", "less than or equal to 100,000."),
         ("model=llama-3-8b&max_hours=0", "max_hours", "Must be more than 0"),
         ("model=llama-3-8b&max_total_usd=0", "max_total_usd", "Must be more than 0"),
         ("model=llama-3-8b&seq_len=99999999", "seq_len", "between 1 and 1,048,576."),
@@ -472,6 +496,11 @@ def test_nothing_fits_names_the_nearest_misses_and_the_field_to_relax(client):
     assert "Relax <strong>Total budget (USD)</strong>" in body
     results = body[body.index('id="results"') : body.index('class="site-footer"')]
     assert "max_total_usd" not in results  # advice and examples name the form's label
+    # ... and the choice as the form shows it, not the API's value ("fit_on=point").
+    words = strip_tags(results)
+    assert not re.search(r"\b[a-z]+_[a-z_]+=\w", words), re.findall(r"\b[a-z]+_[a-z_]+=\w+", words)
+    assert "“Decide the fit on”: The estimate itself" in words
+    assert "“Include stale prices”: Yes" in words
 
 
 # --- GPUs and providers -----------------------------------------------------------------------
@@ -490,6 +519,10 @@ def test_gpu_list_filters_and_sorts(client):
     assert gpus and all(g.vendor == "nvidia" and g.fp8_tflops and g.memory_gib >= 80 for g in gpus)
     assert [g.memory_gib for g in gpus] == sorted((g.memory_gib for g in gpus), reverse=True)
     assert 'aria-sort="descending"' in text(response)
+    # The drop-down says what is chosen by name, and the caption what the table is sorted by.
+    assert '<summary aria-describedby="id_vendor-label">NVIDIA</summary>' in text(response)
+    assert "sorted by Memory" in text(response)
+    assert "FP8 only</label>" in text(response)  # a ticked box's label has no colon
     cheap = list(client.get("/gpus?rented=on&sort=on_demand").context["gpus"])
     values = [g.min_on_demand for g in cheap if g.min_on_demand is not None]
     assert values == sorted(values) and all(g.instance_count for g in cheap)

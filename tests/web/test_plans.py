@@ -5,11 +5,12 @@ from __future__ import annotations
 from web.plans import MAX_HOURS, plausible
 
 
-def _plan(rank, hours, total, *, nodes=1, instance="p5", per_hour=None):
+def _plan(rank, hours, total, *, nodes=1, instance="p5", per_hour=None, gpu="h100-sxm"):
     return {
         "rank": rank,
         "provider": "aws",
         "instance_type": instance,
+        "gpu": gpu,
         "region": "us-east-1",
         "pricing_model": "on_demand",
         "nodes": nodes,
@@ -21,14 +22,18 @@ def _plan(rank, hours, total, *, nodes=1, instance="p5", per_hour=None):
 
 def test_plans_far_slower_than_the_fastest_are_left_out():
     shown = plausible(
-        [_plan(1, 10, 100), _plan(2, 99, 50, instance="a"), _plan(3, 101, 20, instance="b")]
+        [
+            _plan(1, 10, 100),
+            _plan(2, 99, 50, instance="a", gpu="a100"),
+            _plan(3, 101, 20, instance="b", gpu="l4"),
+        ]
     )
     assert [p["rank"] for p in shown.plans] == [1, 2]
     assert shown.too_slow == 1 and shown.time_limit_hours == 100
 
 
 def test_nothing_over_a_year_even_when_the_fastest_is_slow():
-    shown = plausible([_plan(1, 2000, 100), _plan(2, MAX_HOURS + 1, 50, instance="a")])
+    shown = plausible([_plan(1, 2000, 100), _plan(2, MAX_HOURS + 1, 50, instance="a", gpu="l4")])
     assert [p["rank"] for p in shown.plans] == [1]
 
 
@@ -49,3 +54,25 @@ def test_without_run_length_the_cheapest_count_per_hour_is_kept():
     plans = [_plan(1, None, None, per_hour=4.0), _plan(2, None, None, nodes=2, per_hour=8.0)]
     shown = plausible(plans)
     assert [p["nodes"] for p in shown.plans] == [1]
+
+
+def test_sizes_of_one_offer_in_different_instance_types_that_add_nothing_are_left_out():
+    # RunPod-style "1x B200", "2x B200", "4x B200", "8x B200": one GPU in one region at one
+    # pricing model, four instance types, the same total: only the fastest adds anything.
+    plans = [
+        _plan(i + 1, 1000 / 2**i, 6923.51, instance=f"{2**i}x B200", gpu="b200") for i in range(4)
+    ]
+    shown = plausible(plans)
+    assert [p["instance_type"] for p in shown.plans] == ["8x B200"]
+    assert shown.repeats == 3
+    # Another GPU of the same provider and region is another offer.
+    shown = plausible([*plans, _plan(5, 200, 6923.51, instance="1x H100", gpu="h100-sxm")])
+    assert [p["instance_type"] for p in shown.plans] == ["8x B200", "1x H100"]
+
+
+def test_ranked_by_price_per_hour_the_smaller_size_is_kept():
+    plans = [
+        _plan(i + 1, 1000 / 2**i, 6923.51, instance=f"{2**i}x B200", gpu="b200") for i in range(2)
+    ]
+    shown = plausible(plans, objective="cheapest_hourly")
+    assert [p["instance_type"] for p in shown.plans] == ["1x B200", "2x B200"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from django import template
+from django.utils.timesince import timesince
 from django.utils.translation import gettext as _
 
 from catalog.choices import HOURS_PER_UNIT
@@ -29,6 +30,15 @@ def usd(value: Number) -> str:
         return DASH
     number = float(value)
     return "$" + _grouped(number, 2 if abs(number) >= 1 or number == 0 else 3)
+
+
+@register.filter
+def age(value) -> str:
+    """How long ago, in its largest unit only ("11 months", not "11 months, 3 weeks"): the
+    Observed column stays narrow enough for the sorted column beside it at 1366 px."""
+    if not value:
+        return ""
+    return timesince(value, depth=1)
 
 
 @register.filter
@@ -94,10 +104,19 @@ def hours(value: Number) -> str:
     return text
 
 
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
 @register.filter
 def sci(value: Number) -> str:
-    """Large counts in scientific notation: 6.65e+18."""
-    return DASH if value is None else f"{float(value):.3g}"
+    """Large counts as a reader writes them: 6.65 x 10^18 written with the multiplication sign and superscripts (not 6.65e+18); under a million, grouped."""
+    if value is None or value == "":
+        return DASH
+    number = float(value)
+    if abs(number) < 1e6:
+        return num(number, 2)
+    mantissa, exponent = f"{number:.3g}".split("e")
+    return f"{mantissa} \u00d7 10{str(int(exponent)).translate(SUPERSCRIPT)}"
 
 
 @register.filter
@@ -127,6 +146,15 @@ def label(code: str | None, kind: str) -> str:
 
 # Symbols of the currencies providers list in; others show their ISO code.
 CURRENCY_SYMBOLS = {"USD": "$", "CNY": "¥", "EUR": "€", "GBP": "£", "JPY": "JP¥", "KRW": "₩"}
+
+
+def native_usd(usd: Number, native: tuple[str, float] | None) -> str:
+    """A USD figure in the provider's own currency (¥12.34), for a provider from
+    ``selectors.provider_native_rates``; empty for USD providers or a missing figure."""
+    if usd is None or usd == "" or native is None:
+        return ""
+    currency, usd_per_unit = native
+    return _money(float(usd) / usd_per_unit, currency)
 
 
 def _money(amount: float, currency: str) -> str:
