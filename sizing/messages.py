@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from django.utils import translation
+
 from catalog.pricing import PricingModel
 
 LANGUAGES = ("en", "zh-hans")
@@ -614,6 +616,12 @@ def message_render(
     reason = values.get("reason")
     if reason is not None:
         values.setdefault("reason_text", message_render(reason, {}, lang))
+    notes = values.get("notes")
+    if notes and lang != DEFAULT_LANGUAGE:
+        # A provider's compliance note is curated in English; web/provider_notes.py marks each
+        # one for translation (locale/zh_Hans), and one without a translation stays English.
+        with translation.override(lang):
+            values["notes"] = translation.gettext(str(notes))
     return templates[lang].format_map(values).strip()
 
 

@@ -39,3 +39,25 @@ def test_large_counts_read_as_powers_of_ten_not_e_notation(value, shown):
     from web.templatetags.atlas import sci
 
     assert sci(value) == shown
+
+
+def test_every_providers_compliance_note_has_a_chinese_translation():
+    """A note changed in fixtures/providers/*.yaml needs web/provider_notes.py and the zh
+    catalog changed with it; until then Chinese pages would show it in English."""
+    from pathlib import Path
+
+    import yaml
+
+    from web.provider_notes import COMPLIANCE_NOTES
+
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "providers"
+    notes = {}
+    for path in sorted(fixtures.glob("*.yaml")):
+        provider = yaml.safe_load(path.read_text())["provider"]
+        if provider.get("compliance_notes"):
+            notes[path.stem] = " ".join(provider["compliance_notes"].split())
+    assert notes
+    for slug, note in notes.items():
+        assert note in COMPLIANCE_NOTES, f"{slug}: its note is not in web/provider_notes.py"
+        with translation.override("zh-hans"):
+            assert translation.gettext(note) != note, f"{slug}: no Chinese translation"

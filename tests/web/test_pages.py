@@ -634,6 +634,12 @@ def test_seed_provider_page(client):
 def test_chinese_provider_shows_compliance(client):
     body = text(client.get("/providers/alibaba"))
     assert "real-name verification" in body
+    # In Chinese the provider's own note is Chinese too (web/provider_notes.py, locale/zh_Hans).
+    for slug in ("alibaba", "runpod"):
+        body = text(client.get(f"/providers/{slug}", HTTP_ACCEPT_LANGUAGE="zh-Hans"))
+        note = body[body.index('id="main"') : body.index('id="regions-heading"')]
+        assert not ENGLISH_RUN.search(strip_tags(note)), ENGLISH_RUN.findall(strip_tags(note))
+        assert ("实名认证才能购买资源" in note) == (slug == "alibaba")
 
 
 def test_unknown_provider_is_404(client):
@@ -664,6 +670,20 @@ def test_chinese_labels_on_the_plan_page(client):
 
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
+# Five English words in a row: a sentence left untranslated (names are shorter runs).
+ENGLISH_RUN = re.compile(r"\b[A-Za-z]{2,}(?:[ ,;'()-]+[A-Za-z]{2,}){4,}")
+
+
+def test_chinese_mainland_plans_warn_in_chinese_only(client):
+    """The mainland-China warning carries the provider's note: in Chinese, all of it."""
+    query = "/plan?model=llama-3-8b&method=lora&tokens=2e8&mainland_china=true"
+    rows = client.get(query, HTTP_ACCEPT_LANGUAGE="zh-Hans").context["rows"]
+    warnings = [w for row in rows for w in row["warnings"]]
+    assert any("实名认证" in w for w in warnings), warnings
+    for line in warnings + [r for row in rows for r in row["reasons"]]:
+        assert not ENGLISH_RUN.search(line), line
+    english = client.get(query, HTTP_ACCEPT_LANGUAGE="en").context["rows"]
+    assert any("real-name verification" in w for row in english for w in row["warnings"])
 
 
 def test_chinese_plan_page_gives_the_decision_in_chinese(client):
