@@ -145,6 +145,14 @@ def _plan_form_renders_table_and_charts(browser, live_server):
     assert "Estimated total cost (USD)" in scatter.inner_html()
     assert page.locator("#memory-chart .chart-wide svg.chart rect.segment").count() >= 2
     assert page.locator("#memory-chart .chart-wide svg.chart").is_visible()
+    # The memory range: a band on the bar with its label, and the span in the summary.
+    band = page.locator("#memory-chart .chart-wide svg.chart rect.range-band")
+    assert band.count() == 1 and band.bounding_box()["width"] > 5
+    label = (
+        page.locator("#memory-chart .chart-wide svg.chart text.range-label").text_content() or ""
+    )
+    assert re.search(r"\d+\u2013\d+ GiB", label), label
+    assert "range" in page.locator("#memory-range").inner_text()
     assert page.evaluate(CHART_TEXT_JS) >= 11
 
     shot = OUTPUT / "plan.png"
@@ -191,6 +199,7 @@ def _plan_form_renders_table_and_charts(browser, live_server):
     narrow = mobile.locator("#scatter-chart .chart-narrow svg.chart")
     assert narrow.is_visible() and narrow.bounding_box()["width"] <= 390
     assert mobile.evaluate(CHART_TEXT_JS) >= 11
+    assert "区间" in mobile.locator("#memory-range").inner_text()
     point = mobile.locator("#scatter-chart .chart-narrow circle.point.highlight").last
     point.scroll_into_view_if_needed()
     spot = point.bounding_box()
