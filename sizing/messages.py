@@ -124,6 +124,10 @@ class MessageCode(StrEnum):
     INPUT_NO_MODEL = "input_no_model"
     INPUT_CONFIG_OBJECT = "input_config_object"
     INPUT_CONFIG_JSON = "input_config_json"
+    INPUT_CONFIG_REQUIRED = "input_config_required"
+    INPUT_CONFIG_WHOLE = "input_config_whole"
+    INPUT_CONFIG_EXPERTS = "input_config_experts"
+    INPUT_CONFIG_HEAD_DIM = "input_config_head_dim"
     INPUT_GPU_SLUG = "input_gpu_slug"
     INPUT_PRETRAIN_ADAPTER = "input_pretrain_adapter"
     INPUT_METHOD_FOR_INFERENCE = "input_method_for_inference"
@@ -446,6 +450,22 @@ TEMPLATES: dict[str, dict[str, str]] = {
     MessageCode.INPUT_CONFIG_JSON: {
         "en": "Must hold only JSON values.",
         "zh-hans": "只能包含 JSON 值。",
+    },
+    MessageCode.INPUT_CONFIG_REQUIRED: {
+        "en": "{key} is required.",
+        "zh-hans": "缺少 {key}。",
+    },
+    MessageCode.INPUT_CONFIG_WHOLE: {
+        "en": "{key} must be a whole number from 1 to {max:,}.",
+        "zh-hans": "{key} 必须是 1 到 {max:,} 之间的整数。",
+    },
+    MessageCode.INPUT_CONFIG_EXPERTS: {
+        "en": "The expert count must be a whole number of at least 1.",
+        "zh-hans": "专家数必须是不小于 1 的整数。",
+    },
+    MessageCode.INPUT_CONFIG_HEAD_DIM: {
+        "en": "head_dim is required when hidden_size is not a multiple of the heads.",
+        "zh-hans": "hidden_size 不是注意力头数的整数倍时，必须给出 head_dim。",
     },
     MessageCode.INPUT_GPU_SLUG: {
         "en": "Must be a GPU slug such as 'h100-sxm'.",

@@ -10,6 +10,9 @@ from dataclasses import dataclass, fields, replace
 from functools import cached_property
 from typing import Any
 
+from .messages import Message
+from .messages import MessageCode as C
+
 # Kinds of model the estimator knows.
 TRANSFORMER_KINDS = ("decoder", "encoder", "encoder_decoder", "vit")
 MODEL_KINDS = (*TRANSFORMER_KINDS, "cnn", "unet")
@@ -445,25 +448,30 @@ CONFIG_SHARED_EXPERT = {"llama4", "llama4_text"}  # one shared expert per MoE la
 
 def arch_from_config(config: dict[str, Any]) -> ModelArch:
     """A ModelArch from a Hugging Face config.json object (a `text_config` inside is used), with
-    the parameter count computed from it; raises ValueError listing every bad key."""
+    the parameter count computed from it; raises ValueError listing every bad key (coded
+    messages, sizing/messages.py)."""
     if not isinstance(config, dict):
-        raise ValueError(["Must be a JSON object (a Hugging Face config.json)."])
+        raise ValueError([Message(C.INPUT_CONFIG_OBJECT)])
     text = config.get("text_config")
     cfg = {**config, **text} if isinstance(text, dict) else dict(config)
-    problems = [f"{key} is required." for key in CONFIG_REQUIRED if cfg.get(key) is None]
+    problems = [
+        Message(C.INPUT_CONFIG_REQUIRED, {"key": key})
+        for key in CONFIG_REQUIRED
+        if cfg.get(key) is None
+    ]
     kwargs: dict[str, Any] = {}
     for key, field_name in CONFIG_INTS.items():
         value = cfg.get(key)
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= CONFIG_MAX_INT:
-            problems.append(f"{key} must be a whole number from 1 to {CONFIG_MAX_INT:,}.")
+            problems.append(Message(C.INPUT_CONFIG_WHOLE, {"key": key, "max": CONFIG_MAX_INT}))
             continue
         kwargs[field_name] = value
     experts = next((cfg[k] for k in CONFIG_EXPERT_NAMES if cfg.get(k) is not None), None)
     if experts is not None:
         if isinstance(experts, bool) or not isinstance(experts, int) or experts < 1:
-            problems.append("The expert count must be a whole number of at least 1.")
+            problems.append(Message(C.INPUT_CONFIG_EXPERTS))
         else:
             kwargs["experts"] = experts
     if problems:
@@ -471,7 +479,7 @@ def arch_from_config(config: dict[str, Any]) -> ModelArch:
     model_type = str(cfg.get("model_type") or "custom")
     heads = kwargs["heads"]
     if kwargs["hidden_size"] % heads and "head_dim" not in kwargs:
-        raise ValueError(["head_dim is required when hidden_size is not a multiple of the heads."])
+        raise ValueError([Message(C.INPUT_CONFIG_HEAD_DIM)])
     kwargs.setdefault("kv_heads", heads)
     kwargs.setdefault(
         "intermediate_size", kwargs.get("moe_intermediate_size", 4 * kwargs["hidden_size"])

@@ -101,3 +101,16 @@ def test_plan_page_shows_input_errors_in_the_pages_language(client):
     )
     assert response.status_code == 400
     assert "lora 是训练方法" in response.content.decode()
+
+
+def test_config_json_problems_are_coded():
+    exc = errors_of({"architecture": {"hidden_size": 4096, "num_hidden_layers": True}})
+    assert "num_attention_heads is required." in exc.errors["architecture"]
+    assert (
+        "num_hidden_layers must be a whole number from 1 to 10,000,000."
+        in (exc.errors["architecture"])
+    )
+    codes = {m.code for m in exc.coded["architecture"]}
+    assert {MessageCode.INPUT_CONFIG_REQUIRED, MessageCode.INPUT_CONFIG_WHOLE} <= codes
+    zh = exc.rendered("zh-hans")["architecture"]
+    assert "缺少 num_attention_heads。" in zh
