@@ -228,3 +228,21 @@ def test_gcp_n1_attachment_is_the_host_machine_plus_its_gpus_in_listed_regions_o
     assert set(by_model) == {"on_demand"}
     assert by_model["on_demand"]["amount"] == pytest.approx(0.379998 + 2 * 0.35)
     assert by_model["on_demand"]["observed_at"] == date(2026, 5, 18)  # the older of the two dates
+
+
+def test_gcp_spot_only_shapes_keep_only_their_spot_rows_and_say_so(common):
+    gcp = _load("gcp_prices")
+    rows = [
+        _row(common, 9.0, "2026-07-30", name=name, region="us-central1", model=model)
+        for name in ("a3-highgpu-1g", "a3-highgpu-8g")
+        for model in ("on_demand", "spot", "reserved_1y", "reserved_3y")
+    ]
+    kept = {(r["instance_type"], r["pricing_model"]) for r in gcp.sold_as_listed(rows)}
+    assert kept == {("a3-highgpu-1g", "spot")} | {
+        ("a3-highgpu-8g", m) for m in ("on_demand", "spot", "reserved_1y", "reserved_3y")
+    }
+    record = {"name": "a3-highgpu-2g", "notes": "1/4 of a host; sold through Flex-start only"}
+    once = gcp.with_sold_only_note(record)
+    assert once["notes"] == f"1/4 of a host; {gcp.SOLD_ONLY_NOTE}"
+    assert gcp.with_sold_only_note(once) == once  # regenerating does not repeat it
+    assert gcp.with_sold_only_note({"name": "a3-highgpu-8g", "notes": "x"})["notes"] == "x"
