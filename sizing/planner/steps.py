@@ -248,7 +248,10 @@ class _Profile:
         sharding, est = self.cache.get(self.device, shape.total, shape.topology)
         workload = self.workload
         kind: type[Fits] | type[NoThroughput] = Fits
-        if workload.tokens and workload.task != "inference" and est.est_hours is None:
+        # A run length was asked for (training tokens, or tokens to generate for inference) and
+        # this GPU has no figure to time it: the plan cannot be held to max_hours/max_total_usd
+        # nor ranked on its total, so the walk ends here (rejected as no_throughput_figure).
+        if workload.tokens and est.est_hours is None:
             kind = NoThroughput
         return kind(shape.nodes, shape.total, sharding, shape.memory_gib, shape.topology, est)
 

@@ -347,6 +347,22 @@ def test_plans_on_mainland_clouds_show_yuan_beside_dollars(client):
     assert re.search(r'class="sub native">¥[0-9.,]+<', text(compare))
 
 
+def test_inference_with_tokens_and_a_time_limit_shows_only_timed_plans(client):
+    """Tokens to generate give inference a run length: a GPU without the figures to time it
+    cannot be held to "At most (hours)", so it is left out, not ranked as if it met it."""
+    query = "model=llama-3-8b&task=inference&tokens=1e9&max_hours=1000"
+    response = client.get(f"/plan?{query}")
+    assert response.status_code == 200
+    rows = response.context["rows"]
+    assert rows and all(r["est_hours"] and r["est_hours"] <= 1000 for r in rows)
+    assert response.context["timed"]
+    assert "no run length" not in text(response)
+    answer = client.get(f"/api/recommend?{query}&limit=200").json()
+    assert answer["recommendations"]
+    assert all(r["est_hours"] is not None for r in answer["recommendations"])
+    assert "no_throughput_figure" in answer["rejected"]
+
+
 def test_plan_respects_constraints(client):
     response = client.get(PLAN_QUERY + "&providers=aws&providers=gcp&max_usd_per_hour=10")
     rows = response.context["answer"]["recommendations"]
