@@ -138,6 +138,18 @@ MACHINE_TYPES: dict[str, tuple[str, int, int, str, int]] = {
     "a3-ultragpu-8g": ("a3ultra", 224, 2952, "nvidia-h200-141gb", 8),
 }
 
+# Machine types Google does not sell on demand nor under commitments (Compute Engine docs,
+# "Accelerator-optimized machine family", consumption options by machine type: A3 High with 1, 2
+# or 4 GPUs is Spot or Flex-start only; dstackai/gpuhunt PR #176 of 2025-09-13 drops the same
+# offers). The Billing Catalog still prices their cores, RAM and GPUs per resource, so a sum of
+# those rates would be a price nobody can pay: only the pricing models listed here are recorded.
+# fixtures/tools/gcp_prices.py reads this table too.
+SOLD_ONLY_AS: dict[str, tuple[str, ...]] = {
+    "a3-highgpu-1g": ("spot",),  # Spot or Flex-start (DWS) only
+    "a3-highgpu-2g": ("spot",),
+    "a3-highgpu-4g": ("spot",),
+}
+
 # Public GPU page: model as printed -> accelerator type (the record's instance_type). Models not
 # listed (K80, virtual-workstation rows, ...) are skipped.
 PAGE_MODELS: dict[str, str] = {
@@ -318,6 +330,12 @@ class GcpScraper(Scraper):
                         )
                     if any(f is None for f in found):
                         continue  # machine not offered there (or not with this pricing model)
+                    if model not in SOLD_ONLY_AS.get(name, (model,)):
+                        self.note_skipped(
+                            f"{name} {region} {model}",
+                            f"sold only as {'/'.join(SOLD_ONLY_AS[name])} (and Flex-start)",
+                        )
+                        continue
                     currencies = {f[1] for f in found if f}
                     if len(currencies) != 1:
                         raise ParseError(f"{name} in {region}: components in several currencies")

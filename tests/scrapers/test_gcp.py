@@ -48,7 +48,7 @@ def test_registered():
 
 
 def test_catalog_record_counts(catalog):
-    assert len(catalog) == 138
+    assert len(catalog) == 137  # a3-highgpu-1g on-demand is not sold (SOLD_ONLY_AS)
     assert {r.currency for r in catalog} == {"USD"}
     assert {r.unit for r in catalog} == {"hour"}
     # us-east1 / us-west1 are served by the "Americas" SKUs but are not in the default regions.
@@ -98,8 +98,10 @@ def test_accelerator_optimized_families(catalog):
 def test_catalog_traps_are_ignored(catalog):
     records = by_key(catalog)
     # DWS-only H100 SKU (5.8779) must not replace the on-demand H100 price.
-    h100 = records[("a3-highgpu-1g", "us-east4", "on_demand")]
-    assert h100.amount == 26 * Decimal("0.022981") + 234 * Decimal("0.0025") + Decimal("9.79655")
+    h100 = records[("a3-highgpu-8g", "us-east4", "on_demand")]
+    assert h100.amount == 208 * Decimal("0.022981") + 1872 * Decimal("0.0025") + 8 * Decimal(
+        "9.79655"
+    )
     # A3 high is only in us-east4 in the recording, so it appears nowhere else.
     assert {r.region for r in catalog if r.instance_type == "a3-highgpu-8g"} == {"us-east4"}
     # Custom/sole-tenant cores, vWS GPUs, storage, egress and licences never reach a record.
@@ -153,7 +155,7 @@ def test_fetch_catalog_with_key_joins_pages():
     assert len(pages) == 1
     assert pages[0].meta == {"kind": "catalog", "pages": "2"}
     assert "k-123" not in pages[0].url
-    assert len(parse_all(scraper, pages)) == 138
+    assert len(parse_all(scraper, pages)) == 137
 
 
 def test_api_key_goes_in_a_header_and_pages_follow_the_token():
@@ -178,7 +180,7 @@ def test_api_key_goes_in_a_header_and_pages_follow_the_token():
     assert str(seen[0].url).startswith(
         "https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus"
     )
-    assert len(scraper.parse(pages[0])) == 138
+    assert len(scraper.parse(pages[0])) == 137
 
 
 def test_fetch_public_page_follows_the_iframe():
@@ -295,3 +297,14 @@ def test_public_table_without_region_attributes_raises_parse_error():
     body = re.sub(r' [a-z]+-hourly="[^"]*"', "", (PAGES / FRAME).read_text())
     with pytest.raises(ParseError, match="per-region"):
         GcpScraper().parse(Page(url="x", status=200, body=body))
+
+
+def test_spot_only_shapes_get_no_on_demand_or_commitment_price(catalog):
+    """A3 High with 1, 2 or 4 GPUs is sold as Spot or Flex-start only: the per-resource rates
+    would add up to an on-demand price nobody can pay, so it is skipped with a note."""
+    scraper = GcpScraper()
+    records = scraper.parse(joined_catalog())
+    assert {r.pricing_model for r in records if r.instance_type == "a3-highgpu-1g"} == {"spot"}
+    skipped = {n.name: n.reason for n in scraper.notes if n.kind == "skipped"}
+    assert skipped["a3-highgpu-1g us-east4 on_demand"] == "sold only as spot (and Flex-start)"
+    assert ("a3-highgpu-8g", "us-east4", "on_demand") in by_key(records)
