@@ -46,7 +46,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-# mypy, strict on the pure modules and the client (the list is in pyproject.toml [tool.mypy]).
+# mypy over every app, strict on sizing/, the scrapers' parsers and the client (pyproject.toml [tool.mypy]).
 typecheck: install
 	$(BIN)/mypy
 

@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 
-def _as_field_errors(detail: Any) -> dict[str, list]:
+def _as_field_errors(detail: Any) -> dict[str, list[Any] | dict[Any, Any]]:
     if isinstance(detail, dict):
         return {str(k): (v if isinstance(v, list | dict) else [v]) for k, v in detail.items()}
     if isinstance(detail, list):
@@ -26,7 +26,7 @@ class CodedValidationError(exceptions.ValidationError):
         self.coded = coded
 
 
-def exception_handler(exc: Exception, context: dict) -> Response | None:
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """Wrap validation errors as ``{"errors": ...}`` (with ``error_messages`` where they are
     coded); other API errors keep ``detail``."""
     response = drf_exception_handler(exc, context)

@@ -5,6 +5,7 @@ import re
 from django.conf import settings
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
 
 from .errors import bad_request
 
@@ -15,7 +16,7 @@ class CatalogPagination(PageNumberPagination):
     page_size_query_param = "page_size"
     max_page_size = settings.API_MAX_PAGE_SIZE
 
-    def get_page_size(self, request) -> int:
+    def get_page_size(self, request: Request) -> int | None:
         raw = request.query_params.get(self.page_size_query_param)
         if raw is None:
             return self.page_size

@@ -5,7 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, cast
 
 from rest_framework.exceptions import ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
@@ -43,7 +44,7 @@ class CSVRenderer(BaseRenderer):
         self,
         data: Any,
         accepted_media_type: str | None = None,
-        renderer_context: dict | None = None,
+        renderer_context: Mapping[str, Any] | None = None,
     ) -> bytes:
         if (isinstance(data, dict) and "errors" in data) or (
             isinstance(data, dict) and "detail" in data
@@ -64,14 +65,20 @@ class CSVRenderer(BaseRenderer):
 
 
 # The default renderers plus CSV, for endpoints whose answer is a table.
-CSV_RENDERERS = [*api_settings.DEFAULT_RENDERER_CLASSES, CSVRenderer]
+# api_settings hands back the classes it imported; drf-stubs type the setting's dotted paths.
+CSV_RENDERERS: list[type[BaseRenderer]] = [
+    *cast(Sequence[type[BaseRenderer]], api_settings.DEFAULT_RENDERER_CLASSES),
+    CSVRenderer,
+]
 
 
 class StrictContentNegotiation(DefaultContentNegotiation):
     """DRF's negotiation, with a 400 naming ``format`` for a format the endpoint cannot render
     (DRF answers 404, as if the object did not exist)."""
 
-    def filter_renderers(self, renderers, format):
+    def filter_renderers(
+        self, renderers: Iterable[BaseRenderer], format: str
+    ) -> list[BaseRenderer]:
         known = [renderer for renderer in renderers if renderer.format == format]
         if not known:
             formats = ", ".join(sorted({renderer.format for renderer in renderers}))

@@ -90,8 +90,9 @@ class DiskType(models.TextChoices):
     NONE = "none", "None"
 
 
-# The pricing models are listed once, in catalog/pricing.py (pure, for the planner).
-PricingModel = models.TextChoices(
+# The pricing models are listed once, in catalog/pricing.py (pure, for the planner). Django's
+# functional API takes (name, (value, label)) pairs; django-stubs do not type that API.
+PricingModel = models.TextChoices(  # type: ignore[call-overload]
     "PricingModel",
     [(model.name, (model.value, PRICING_MODEL_LABELS[model])) for model in pricing.PricingModel],
 )
@@ -106,7 +107,12 @@ class PriceUnit(models.TextChoices):
 
 # Hours in one billing unit. A month is 730 h (8,760 h / 12), the convention AWS, Azure and GCP
 # use when they quote monthly figures next to hourly ones.
-HOURS_PER_UNIT = {PriceUnit.HOUR: 1, PriceUnit.DAY: 24, PriceUnit.MONTH: 730, PriceUnit.YEAR: 8760}
+HOURS_PER_UNIT: dict[str, int] = {
+    PriceUnit.HOUR: 1,
+    PriceUnit.DAY: 24,
+    PriceUnit.MONTH: 730,
+    PriceUnit.YEAR: 8760,
+}
 
 
 class PriceSource(models.TextChoices):

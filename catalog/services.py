@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from django.db import models, transaction
@@ -178,11 +178,14 @@ def _assign_changes(obj: models.Model, values: dict[str, Any]) -> bool:
     return bool(moved)
 
 
-def _write(model: type[models.Model], values: dict[str, Any], **lookup: Any) -> models.Model:
+_M = TypeVar("_M", bound=models.Model)
+
+
+def _write(model: type[_M], values: dict[str, Any], **lookup: Any) -> _M:
     """``update_or_create`` that writes nothing when the stored row already holds ``values``."""
-    obj = model.objects.filter(**lookup).first()
+    obj = model._default_manager.filter(**lookup).first()
     if obj is None:
-        return model.objects.create(**lookup, **values)
+        return model._default_manager.create(**lookup, **values)
     if _assign_changes(obj, values):
         obj.save()
     return obj
@@ -627,16 +630,16 @@ def _load_gpus(path: Path, report: LoadReport) -> None:
 
 
 def _write_many(
-    model: type[models.Model],
+    model: type[_M],
     rows: dict[str, dict[str, Any]],
-    existing: dict[str, models.Model],
+    existing: dict[str, _M],
     key: str,
     **common: Any,
-) -> dict[str, models.Model]:
+) -> dict[str, _M]:
     """``_write`` for many rows of one parent: ``existing`` holds the stored rows by ``key``;
     new rows are inserted in one statement, changed ones saved one by one (rare after the
     first load). Returns every row by key."""
-    out: dict[str, models.Model] = {}
+    out: dict[str, _M] = {}
     new = []
     for name, values in rows.items():
         obj = existing.get(name)
@@ -647,7 +650,7 @@ def _write_many(
                 obj.save()
             out[name] = obj
     # SQLite (3.35+) and PostgreSQL hand back the new ids.
-    for obj in model.objects.bulk_create(new, batch_size=1000):
+    for obj in model._default_manager.bulk_create(new, batch_size=1000):
         out[getattr(obj, key)] = obj
     return out
 
@@ -707,8 +710,8 @@ def _load_prices(
     offers: list[tuple[PriceKey, PriceFigures]] = []
     for row in rows:
         where = f"{path.name}: price {row.get('instance_type')!r} in {row.get('region')!r}"
-        instance = instances.get(row.get("instance_type"))
-        region = regions.get(row.get("region"))
+        instance = instances.get(row.get("instance_type", ""))
+        region = regions.get(row.get("region", ""))
         if instance is None:
             raise CatalogDataError(f"{where}: unknown instance type")
         if region is None:
@@ -840,7 +843,7 @@ def price_sheet_import(*, text: str, now: datetime | None = None) -> SheetReport
         (i.provider.slug, i.name): i for i in InstanceType.objects.select_related("provider")
     }
     regions = {(r.provider.slug, r.code): r for r in Region.objects.select_related("provider")}
-    parsed = []
+    parsed: list[dict[str, Any]] = []
     seen = set()
     for line, row in enumerate(reader, start=2):
         report.rows += 1
@@ -851,7 +854,7 @@ def price_sheet_import(*, text: str, now: datetime | None = None) -> SheetReport
         seen.add(key)
         if problems:
             report.errors.append(f"line {line}: " + "; ".join(problems))
-        else:
+        elif item is not None:  # always, when a row has no problems
             parsed.append(item)
     if report.errors or not parsed:
         if not parsed and not report.errors:
@@ -866,7 +869,14 @@ def price_sheet_import(*, text: str, now: datetime | None = None) -> SheetReport
     return report
 
 
-def _sheet_row_parse(row, providers, instances, regions, rates, now):
+def _sheet_row_parse(
+    row: dict[str, str | None],
+    providers: dict[str, Provider],
+    instances: dict[tuple[str, str], InstanceType],
+    regions: dict[tuple[str, str], Region],
+    rates: dict[str, Decimal],
+    now: datetime,
+) -> tuple[list[str], dict[str, Any] | None]:
     problems: list[str] = []
     get = lambda name: (row.get(name) or "").strip()  # noqa: E731
     provider = get("provider")

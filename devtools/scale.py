@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Exists, OuterRef
@@ -258,7 +259,7 @@ def _instances(rng: random.Random, gpus: list[BenchGPU], n: int) -> list[BenchIn
 def _regions(rng: random.Random, china: bool) -> list[tuple[str, str, str, str]]:
     pool = CHINA_REGIONS if china else REGION_POOL
     wanted = rng.randint(*REGIONS_PER_PROVIDER)
-    out = []
+    out: list[tuple[str, str, str, str]] = []
     for k in range(wanted):
         prefix, name, country, geography = pool[k % len(pool)]
         index = k // len(pool) + 1
@@ -300,13 +301,12 @@ def bench_provider(n: int, gpus: list[BenchGPU], rates: dict[str, Decimal]) -> B
                 continue
             hourly = per_gpu * float(instance.gpu_count) * region_factors[code]
             age = rng.uniform(35, 90) if rng.random() < STALE_SHARE else rng.uniform(0, 3)
-            models = [(choices.PricingModel.ON_DEMAND, hourly, choices.PriceUnit.HOUR)]
+            hour = choices.PriceUnit.HOUR
+            models: list[tuple[str, float, str]] = [(choices.PricingModel.ON_DEMAND, hourly, hour)]
             if rng.random() < SPOT_SHARE:
-                models.append(
-                    (choices.PricingModel.SPOT, hourly * rng.uniform(*SPOT_RANGE), "hour")
-                )
+                models.append((choices.PricingModel.SPOT, hourly * rng.uniform(*SPOT_RANGE), hour))
             if rng.random() < RESERVED_SHARE:
-                models.append((choices.PricingModel.RESERVED_1Y, hourly * RESERVED_FACTOR, "hour"))
+                models.append((choices.PricingModel.RESERVED_1Y, hourly * RESERVED_FACTOR, hour))
             if rng.random() < MONTHLY_SHARE:
                 monthly = hourly * MONTHLY_FACTOR * HOURS_PER_MONTH
                 models.append((choices.PricingModel.MONTHLY, monthly, choices.PriceUnit.MONTH))
@@ -501,7 +501,11 @@ def bench_catalog_scale(*, prices: int, now: datetime | None = None) -> ScaleRep
         offers: list[tuple[PriceKey, PriceFigures]] = []
         for key, (offer, instance) in wanted.items():
             held = stored.get(key)
-            quoted = {"amount": offer.amount, "currency": offer.currency, "unit": offer.unit}
+            quoted: dict[str, Any] = {
+                "amount": offer.amount,
+                "currency": offer.currency,
+                "unit": offer.unit,
+            }
             if held is not None and not price_figures_changed(held, quoted):
                 continue
             try:

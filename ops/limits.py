@@ -80,7 +80,7 @@ class RequestBoundsMiddleware:
             return _error(request, 413, too_big)
         request.META["CONTENT_LENGTH"] = str(len(body))
         request._stream = io.BytesIO(bytes(body))  # what HttpRequest.read() reads
-        request._read_started = False
+        request._read_started = False  # type: ignore[attr-defined]  # HttpRequest.read()'s private flag
         return None
 
 
@@ -145,7 +145,7 @@ def _refuse_constant(name: str) -> None:
 # --- Error views (handler400/404/500 in config/urls.py) ----------------------------------
 
 
-def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     """400 (413 for an oversized body): JSON under /api/, Django's page elsewhere."""
     if isinstance(exception, RequestDataTooBig):
         return _error(

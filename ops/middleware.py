@@ -24,7 +24,7 @@ class RequestIdMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         incoming = request.headers.get("X-Request-ID", "")
         rid = incoming if _SAFE_ID.match(incoming) else uuid.uuid4().hex
-        request.request_id = rid
+        request.request_id = rid  # type: ignore[attr-defined]  # ours; server_error reads it
         token = request_id.set(rid)
         try:
             response = self.get_response(request)

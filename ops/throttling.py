@@ -8,6 +8,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -15,6 +16,10 @@ from rest_framework.throttling import SimpleRateThrottle, UserRateThrottle
 
 from .cache import RateLimitedWarning
 from .security import client_ip
+
+if TYPE_CHECKING:  # DRF loads this module while rest_framework.views is still importing
+    from rest_framework.request import Request
+    from rest_framework.views import APIView
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +52,7 @@ class AuthenticatedUserRateThrottle(UserRateThrottle):
     """Token and session users' own rate (``user`` scope); anonymous callers pass through to the
     anonymous throttle, which keys on the client address."""
 
-    def allow_request(self, request: HttpRequest, view: object) -> bool:
+    def allow_request(self, request: Request, view: APIView) -> bool:
         if not request.user or not request.user.is_authenticated:
             return True
         return super().allow_request(request, view)
@@ -79,7 +84,9 @@ class PageThrottleMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if not request.path.startswith(UNTHROTTLED_PREFIXES):
             throttle = PageRateThrottle("plan" if request.path in PLANNING_PAGES else "page")
-            if not throttle.allow_request(request, None):
+            # A DRF throttle on a plain Django request and no view: SimpleRateThrottle reads only
+            # the cache key (get_cache_key above), the rate and the clock.
+            if not throttle.allow_request(request, None):  # type: ignore[arg-type]
                 return _too_many(request, throttle.wait())
         return self.get_response(request)
 
@@ -130,6 +137,6 @@ class LoadShedMiddleware:
                 response = _too_many(request, settings.LOAD_SHED_RETRY_AFTER_SECONDS, status=503)
                 # One rate-limited warning above stands for all of them: no error line per shed
                 # request from django.request during an overload.
-                response._has_been_logged = True
+                response._has_been_logged = True  # type: ignore[attr-defined]  # Django's log_response flag
                 return response
         return self.get_response(request)

@@ -146,7 +146,7 @@ class Scraper:
 
     key: ClassVar[str]
     provider_slug: ClassVar[str]
-    base_url: ClassVar[str]
+    base_url: str  # the class sets the source's; an instance may be pointed elsewhere
     description: ClassVar[str] = ""
 
     # Regions fetched when the caller names none (sources that are fetched per region).

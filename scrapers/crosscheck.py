@@ -20,6 +20,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
+from functools import partial
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -120,6 +121,7 @@ def crosscheck_run(
     fetch_warnings: list[str] = []
     try:
         if csv_text is None:
+            assert path is not None  # checked above: no CSV given needs a configured path
             client = client or http_client()
             page, version, warnings = skypilot.fetch_vms_csv(
                 client,
@@ -181,8 +183,9 @@ def _compare(
 
     candidates: dict[int, list[str]] = defaultdict(list)
     for name in table.accelerator_names():
-        if gpu_of.get(name) is not None:
-            candidates[gpu_of[name]].append(name)
+        gpu_id = gpu_of.get(name)
+        if gpu_id is not None:
+            candidates[gpu_id].append(name)
 
     tolerance = Decimal(str(settings.CROSSCHECK_TOLERANCE))
     now = timezone.now()
@@ -211,9 +214,7 @@ def _compare(
             region=price.region.code,
             pricing_model=price.pricing_model,
             gpu_count=instance.gpu_count,
-            accelerator_for=lambda hint, gpu_id=instance.gpu_id: skypilot.pick_accelerator(
-                candidates.get(gpu_id, []), _accelerator_hint(hint), fold=normalise_gpu_name
-            ),
+            accelerator_for=partial(_accelerator_among, candidates.get(instance.gpu_id, [])),
         )
         if not figures:
             counts.add("not_covered")
@@ -275,6 +276,11 @@ def _disagrees(primary: Decimal, second: Decimal, tolerance: Decimal) -> bool:
     if primary == 0:
         return second != 0
     return abs(second - primary) > tolerance * primary
+
+
+def _accelerator_among(candidates: list[str], hint: str) -> str | None:
+    """The source's accelerator name meant for a machine, among those of its GPU."""
+    return skypilot.pick_accelerator(candidates, _accelerator_hint(hint), fold=normalise_gpu_name)
 
 
 def _accelerator_hint(hint: str) -> str:

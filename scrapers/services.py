@@ -693,14 +693,14 @@ def _rows_update(
         + [f"{f.column} = %s" for f in fixed]
     )
     fixed_params = [f.get_db_prep_save(constants[f.attname], connection) for f in fixed]
-    names = ", ".join(column.column for column in columns)
+    column_list = ", ".join(column.column for column in columns)
     placeholder = "(" + ", ".join(["%s"] * (len(columns) + 1)) + ")"
     for start in range(0, len(rows), 1000):
         chunk = rows[start : start + 1000]
         sql = (
             f"UPDATE {meta.db_table} AS p SET {assignments} FROM (VALUES "  # noqa: S608
             + ", ".join([placeholder] * len(chunk))
-            + f") AS v(id, {names}) WHERE p.id = v.id::bigint"
+            + f") AS v(id, {column_list}) WHERE p.id = v.id::bigint"
         )
         params = list(fixed_params)
         for row in chunk:

@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeGuard
 
 from django.conf import settings
 from django.core.cache import cache
@@ -80,7 +80,7 @@ def offer_list(*, now: datetime | None = None) -> list[Offer]:
     gpus = {}
     for gpu in GPU.objects.all():
         gpus[gpu.pk] = (gpu_spec(gpu), gpu.segment, gpu.datacenter_use_allowed)
-    instances = {}
+    instances: dict[int, dict[str, Any]] = {}
     instance_ids = {row[1] for row in rows}
     marketplace = {}
     for (pk, name, gpu_id, gpu_count, sharing, vcpus, ram, disk, disk_type, network, provider,
@@ -112,7 +112,7 @@ def offer_list(*, now: datetime | None = None) -> list[Offer]:
             "inter_rdma": bool(inter_slug and inter_rdma),
             "network_gbps": network,
         }
-    regions = {
+    regions: dict[int, dict[str, Any]] = {
         pk: {"region": code, "country": country, "region_mainland_china": china}
         for pk, code, country, china in Region.objects.values_list(
             "pk", "code", "country", "mainland_china"
@@ -144,11 +144,15 @@ def offer_list(*, now: datetime | None = None) -> list[Offer]:
     return offers
 
 
+# What an offer book was read for: (catalog version, the shelf-life settings).
+BookKey = tuple[Any, ...]
+
+
 @dataclass(frozen=True)
 class _Held:
     """This process's offer book and what it was read for."""
 
-    key: tuple  # (catalog version, shelf-life settings)
+    key: BookKey
     book: OfferBook
     built_at: datetime
     valid_until: datetime | None  # when its first fresh price turns stale
@@ -159,7 +163,7 @@ class _Held:
 # is still fresh (OFFER_BOOK_BACKGROUND_REBUILD), else before answering.
 _book: _Held | None = None
 _book_lock = threading.Lock()
-_rebuilding: set[tuple] = set()
+_rebuilding: set[BookKey] = set()
 _rebuilding_lock = threading.Lock()  # not _book_lock: a rebuild holds that while it reads
 
 
@@ -193,7 +197,7 @@ def offer_book(version: str, *, now: datetime | None = None) -> OfferBook:
         return _swap_in(key, now).book
 
 
-def _usable(kept: _Held | None, key: tuple, now: datetime) -> bool:
+def _usable(kept: _Held | None, key: BookKey, now: datetime) -> TypeGuard[_Held]:
     # A clock well behind the build (tests that move time) would see stale flags set too early;
     # requests racing the build by a moment are fine.
     if kept is None or kept.key != key or now < kept.built_at - timedelta(minutes=1):
@@ -201,7 +205,7 @@ def _usable(kept: _Held | None, key: tuple, now: datetime) -> bool:
     return kept.valid_until is None or now < kept.valid_until
 
 
-def _swap_in(key: tuple, now: datetime) -> _Held:
+def _swap_in(key: BookKey, now: datetime) -> _Held:
     """Read the book for ``key`` and make it this process's (under ``_book_lock``)."""
     global _book
     # Tens of thousands of long-lived offers make every full garbage collection cost ~100 ms
@@ -217,7 +221,7 @@ def _swap_in(key: tuple, now: datetime) -> _Held:
     return _book
 
 
-def _rebuild_in_background(key: tuple) -> None:
+def _rebuild_in_background(key: BookKey) -> None:
     """Read the book for ``key`` in a thread and swap it in; one thread per key at a time."""
     with _rebuilding_lock:
         if key in _rebuilding:
@@ -227,7 +231,7 @@ def _rebuild_in_background(key: tuple) -> None:
     thread.start()
 
 
-def _rebuild(key: tuple) -> None:
+def _rebuild(key: BookKey) -> None:
     try:
         with _book_lock:
             held = _book
@@ -244,7 +248,7 @@ def _rebuild(key: tuple) -> None:
             _rebuilding.discard(key)
 
 
-def _shelf_lives() -> tuple:
+def _shelf_lives() -> tuple[Any, ...]:
     """The shelf-life settings an offer book's stale flags were computed with."""
     return (settings.PRICE_STALE_AFTER_DAYS, *sorted(settings.PRICE_SHELF_LIFE_DAYS.items()))
 
@@ -493,7 +497,8 @@ def recommend(
     key = f"{_answer_key(workload, constraints, objective, limit, lang)}:{version}"
     cached = _cache_get(key)
     if cached is not None and now < cached["valid_until"]:
-        return cached["answer"]
+        answer: dict[str, Any] = cached["answer"]
+        return answer
     book = offer_book(version, now=now)
     if book.version != version:  # the held book answers while the new one is read
         key = f"{_answer_key(workload, constraints, objective, limit, lang)}:{book.version}"
@@ -519,12 +524,14 @@ def recommend(
     return answer
 
 
-def _cache_get(key: str) -> Any:
+def _cache_get(key: str) -> dict[str, Any] | None:
+    """A cached answer entry ({"answer", "valid_until"}), or None."""
     try:
-        return cache.get(key)
+        entry: dict[str, Any] | None = cache.get(key)
     except Exception:  # a cache outage costs speed, never the answer
         logger.warning("recommend cache unavailable", exc_info=True)
         return None
+    return entry
 
 
 def _cache_set(key: str, value: Any, timeout: int) -> None:

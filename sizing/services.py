@@ -29,7 +29,7 @@ def workload_build(
     in ``lang``, and coded under ``error_messages`` (``workload_error``).
     ``gpu``/``gpu_count`` belong to /api/estimate only (``hardware_allowed``)."""
     if not hardware_allowed:
-        misplaced = {
+        misplaced: dict[str, list[str]] = {
             key: [
                 f"{key} belongs to /api/estimate; here use constraints.gpus and constraints.max_gpus"
             ]
@@ -82,7 +82,9 @@ def constraints_build(data: dict[str, Any] | None) -> Constraints:
     else:
         data.pop("pricing", None)
     known = {f.name for f in dataclass_fields(Constraints)}
-    values = {k: (tuple(v) if isinstance(v, list) else v) for k, v in data.items() if k in known}
+    values: dict[str, Any] = {
+        k: (tuple(v) if isinstance(v, list) else v) for k, v in data.items() if k in known
+    }
     return Constraints(**values)
 
 

@@ -380,7 +380,7 @@ def _time_ticks(low: datetime, high: datetime) -> list[tuple[float, str]]:
     months = (high.year - low.year) * 12 + high.month - low.month
     step = 1 if months <= 8 else 3 if months <= 24 else 6 if months <= 48 else 12
     index = -(-(low.year * 12 + low.month - 1) // step) * step  # first multiple of step
-    ticks = []
+    ticks: list[tuple[float, str]] = []
     while True:
         year, month0 = divmod(index, 12)
         moment = datetime(year, month0 + 1, 1, tzinfo=UTC)

@@ -6,11 +6,12 @@ Both are GET forms, so a filtered table or a plan is a URL that can be shared.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator
+from django.utils.datastructures import MultiValueDict
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
@@ -133,9 +134,8 @@ class PriceBrowseForm(forms.Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         options = price_filter_options()
-        self.fields["gpu"].choices = options["gpus"]
-        self.fields["provider"].choices = options["providers"]
-        self.fields["region"].choices = options["regions"]
+        for name, choices in (("gpu", "gpus"), ("provider", "providers"), ("region", "regions")):
+            cast(forms.ChoiceField, self.fields[name]).choices = options[choices]
 
     def clean_sort(self) -> str:
         """A known sort key (``-`` for descending); older keys map to their new column, anything
@@ -148,7 +148,8 @@ class PriceBrowseForm(forms.Form):
         return f"-{key}" if descending else key
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         low, high = data.get("min_price"), data.get("max_price")
         if low is not None and high is not None and low > high:
             self.add_error("max_price", _("Must not be below the lower bound."))
@@ -313,7 +314,7 @@ def readable(value: float) -> str:
     return f"{value:,.3f}".rstrip("0").rstrip(".")
 
 
-PLAN_INITIAL = {
+PLAN_INITIAL: dict[str, Any] = {
     "model": "llama-3-8b",
     "task": "finetune",
     "method": "lora",
@@ -330,14 +331,19 @@ def _preset_choices() -> list[tuple[str, str]]:
 
 
 # The workload half of the plan form, field by field from sizing/inputs.py.
-_WorkloadFields = type(
-    "_WorkloadFields",
-    (forms.Form,),
-    {name: _workload_field(inputs.WORKLOAD_BY_NAME[name]) for name in WORKLOAD_FIELDS},
-)
+class WorkloadFieldsForm(forms.Form):
+    """The workload fields of the plan page (below), in sizing/inputs.py's order."""
 
 
-class PlanForm(_WorkloadFields):
+# Declared here, before PlanForm's own fields: Django's form metaclass takes a base's
+# ``declared_fields`` first, as if each had been written out in this class.
+WorkloadFieldsForm.declared_fields = {
+    name: _workload_field(inputs.WORKLOAD_BY_NAME[name]) for name in WORKLOAD_FIELDS
+}
+WorkloadFieldsForm.base_fields = dict(WorkloadFieldsForm.declared_fields)
+
+
+class PlanForm(WorkloadFieldsForm):
     """A workload and its constraints; cleaning runs the estimator's own validation.
 
     Errors of ``parse_workload`` are attached to the field they name, so the page shows the same
@@ -421,12 +427,16 @@ class PlanForm(_WorkloadFields):
         help_text=_("The high end is what comparable measurements reached; safer against OOM."),
     )
 
+    # The query string (a QueryDict), or Django's empty MultiValueDict when unbound.
+    data: MultiValueDict[str, Any]
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["model"].choices = [("", _("(none: give parameters)")), *_preset_choices()]
+        model = cast(forms.ChoiceField, self.fields["model"])
+        model.choices = [("", _("(none: give parameters)")), *_preset_choices()]
         options = price_filter_options()
-        self.fields["providers"].choices = options["providers"]
-        self.fields["gpus"].choices = options["gpus"]
+        cast(forms.ChoiceField, self.fields["providers"]).choices = options["providers"]
+        cast(forms.ChoiceField, self.fields["gpus"]).choices = options["gpus"]
         self.workload: Workload | None = None
 
     def _check_bounds(self, data: dict[str, Any]) -> None:
@@ -447,7 +457,8 @@ class PlanForm(_WorkloadFields):
                 self.add_error(name, _("Must be more than 0; leave it empty for no limit."))
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         self._check_bounds(data)
         raw = {
             name: data[name]

@@ -181,15 +181,15 @@ def offer_rows(
             row = rows.setdefault(key, OfferRow(price.instance_type, price.region))
             row.prices[price.pricing_model] = price
     descending = sort.startswith("-")
-    key = sort.lstrip("-")
-    key = key if key in OFFER_SORTS else DEFAULT_OFFER_SORT
+    column = sort.lstrip("-")
+    column = column if column in OFFER_SORTS else DEFAULT_OFFER_SORT
     ordered = sorted(
         rows.values(),
         key=lambda r: (r.instance.provider.name, r.instance.name, r.region.code),
     )
-    present = [r for r in ordered if _offer_sort_value(r, key, per_gpu) is not None]
-    missing = [r for r in ordered if _offer_sort_value(r, key, per_gpu) is None]
-    present.sort(key=lambda r: _offer_sort_value(r, key, per_gpu), reverse=descending)
+    present = [r for r in ordered if _offer_sort_value(r, column, per_gpu) is not None]
+    missing = [r for r in ordered if _offer_sort_value(r, column, per_gpu) is None]
+    present.sort(key=lambda r: _offer_sort_value(r, column, per_gpu), reverse=descending)
     return present + missing
 
 

@@ -10,9 +10,11 @@ import csv
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from functools import partial
+from typing import Any, cast
 
 from django.core.paginator import Paginator
+from django.forms import ChoiceField
 from django.http import (
     HttpRequest,
     HttpResponse,
@@ -166,7 +168,10 @@ def _multi_summary(form: PriceBrowseForm | GPUListForm, name: str) -> str:
     if not chosen:
         return _("Any")
     names: dict[str, str] = {}
-    for value, label in form.fields[name].choices:
+    # Django normalises choices to a list of pairs when they are set; django-stubs type the
+    # getter as widely as the setter (a mapping, a Choices class, a callable).
+    choices = cast(ChoiceField, form.fields[name]).choices
+    for value, label in choices:  # type: ignore[misc,union-attr]
         if isinstance(label, (list, tuple)):
             names.update({str(v): str(lbl) for v, lbl in label})
         else:
@@ -252,7 +257,7 @@ class _Echo:
 
 
 @require_safe
-def price_csv(request: HttpRequest) -> HttpResponse:
+def price_csv(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
     """/prices.csv : the filtered, sorted set of the browser as CSV (API key names, no paging)."""
     form = PriceBrowseForm(request.GET)
     if not form.is_valid():
@@ -331,6 +336,18 @@ def _compare_targets(values: list[str]) -> tuple[list[tuple[str, str]], list[str
     return keys, errors
 
 
+def _cheapest(rows: list[selectors.OfferRow], pricing_model: str) -> selectors.OfferRow | None:
+    """The first of ``rows`` with the lowest USD per hour under ``pricing_model``, or None."""
+    best: selectors.OfferRow | None = None
+    for row in rows:
+        price = row.prices.get(pricing_model)
+        if price is not None and (
+            best is None or price.usd_per_hour < best.prices[pricing_model].usd_per_hour
+        ):
+            best = row
+    return best
+
+
 @require_safe
 def compare(request: HttpRequest) -> HttpResponse:
     """/compare?offer=<provider>/<name>&... : instance types side by side, with the planner's
@@ -343,7 +360,7 @@ def compare(request: HttpRequest) -> HttpResponse:
             data.setlist(name, value if isinstance(value, list) else [value])
     form = PlanForm(data)
     answer = None
-    if keys and not errors and form.is_valid():
+    if keys and not errors and form.is_valid() and form.workload is not None:
         targets = [{"provider": p, "instance_type": n} for p, n in keys]
         answer = sizing_selectors.compare(
             form.workload, targets, form.constraints(), lang=_message_language()
@@ -367,14 +384,8 @@ def compare(request: HttpRequest) -> HttpResponse:
                 "key": f"{key[0]}/{key[1]}",
                 "instance": instance,
                 "rows": rows,
-                "best": min(
-                    (r for r in rows if r.on_demand),
-                    key=lambda r: r.on_demand.usd_per_hour,
-                    default=None,
-                ),
-                "cheapest_spot": min(
-                    (r for r in rows if r.spot), key=lambda r: r.spot.usd_per_hour, default=None
-                ),
+                "best": _cheapest(rows, PricingModel.ON_DEMAND),
+                "cheapest_spot": _cheapest(rows, PricingModel.SPOT),
                 "plan": plan_row,
             }
         )
@@ -431,14 +442,20 @@ def _in_form_words(text: str, form: PlanForm) -> str:
         if "_" in name and name in text:
             label = _field_label(form, name)
             text = re.sub(
-                rf"\b{name}=([\w.-]+)",
-                lambda match, name=name, label=label: (
-                    f"“{label}”: {_choice_text(form, name, match.group(1))}"
-                ),
-                text,
+                rf"\b{name}=([\w.-]+)", partial(_setting_in_words, form, name, label), text
             )
-            text = re.sub(rf"\b{name}\b", lambda _match, label=label: f"“{label}”", text)
+            text = re.sub(rf"\b{name}\b", partial(_quoted, label), text)
     return text
+
+
+def _setting_in_words(form: PlanForm, name: str, label: str, match: re.Match[str]) -> str:
+    """``name=value`` as the form says it: the quoted label, then the value's choice text."""
+    return f"“{label}”: {_choice_text(form, name, match.group(1))}"
+
+
+def _quoted(label: str, _match: re.Match[str]) -> str:
+    """The label in quotes, taken literally (a replacement function, so no escapes apply)."""
+    return f"“{label}”"
 
 
 def _add_native(item: dict[str, Any], native: dict[str, tuple[str, float]]) -> None:
@@ -485,7 +502,10 @@ def _nearest_misses(
 ) -> list[dict[str, Any]]:
     """When nothing fits: for each constraint that rejected candidates, the best plans once it is
     lifted (the planner run again without it), named by the form's label."""
-    out = []
+    out: list[dict[str, Any]] = []
+    workload = form.workload
+    if workload is None:  # a valid form always has one
+        return out
     rejected = sorted(answer["rejected"].items(), key=lambda kv: -kv[1]["count"])
     for reason, entry in rejected:
         if reason not in RELAXABLE:
@@ -493,7 +513,7 @@ def _nearest_misses(
         field_name, change = RELAXABLE[reason]
         relaxed = replace(constraints, **change)
         again = sizing_selectors.recommend(
-            form.workload,
+            workload,
             relaxed,
             objective=form.ranking(),
             limit=NEAREST_MISSES,
@@ -648,7 +668,7 @@ def plan(request: HttpRequest) -> HttpResponse:
         "workload_fields": [form[name] for name in WORKLOAD_FIELDS],
     }
     status = 200
-    if bound and form.is_valid():
+    if bound and form.is_valid() and form.workload is not None:
         constraints = form.constraints()
         answer = sizing_selectors.recommend(
             form.workload,

@@ -19,7 +19,7 @@ from ..querysets import MARKETPLACE, price_stale_at
 
 
 class GPUSerializer(serializers.ModelSerializer):
-    export_variant_of = serializers.SlugRelatedField(
+    export_variant_of: serializers.SlugRelatedField[GPU] = serializers.SlugRelatedField(
         slug_field="slug", read_only=True, allow_null=True
     )
     aliases = serializers.SerializerMethodField()
@@ -66,7 +66,9 @@ class ProviderSerializer(serializers.ModelSerializer):
 
 
 class RegionSerializer(serializers.ModelSerializer):
-    provider = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    provider: serializers.SlugRelatedField[Provider] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
+    )
 
     class Meta:
         model = Region
@@ -74,15 +76,19 @@ class RegionSerializer(serializers.ModelSerializer):
 
 
 class InstanceTypeSerializer(serializers.ModelSerializer):
-    provider = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    gpu = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    provider: serializers.SlugRelatedField[Provider] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
+    )
+    gpu: serializers.SlugRelatedField[GPU] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
+    )
     gpu_memory_gib = serializers.FloatField(source="gpu.memory_gib", read_only=True)
     gpu_memory_total_gib = serializers.FloatField(read_only=True)
     gpu_count = serializers.FloatField()
-    interconnect_intra = serializers.SlugRelatedField(
+    interconnect_intra: serializers.SlugRelatedField[Interconnect] = serializers.SlugRelatedField(
         slug_field="slug", read_only=True, allow_null=True
     )
-    interconnect_inter = serializers.SlugRelatedField(
+    interconnect_inter: serializers.SlugRelatedField[Interconnect] = serializers.SlugRelatedField(
         slug_field="slug", read_only=True, allow_null=True
     )
 
@@ -144,7 +150,9 @@ class PriceHistorySerializer(serializers.ModelSerializer):
 
 
 class ScrapeRunSerializer(serializers.ModelSerializer):
-    provider = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    provider: serializers.SlugRelatedField[Provider] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
+    )
 
     class Meta:
         model = ScrapeRun

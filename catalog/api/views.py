@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django.conf import settings
 from rest_framework import viewsets
+from rest_framework.renderers import BaseRenderer
 
 from api.renderers import CSV_RENDERERS
 
@@ -27,7 +30,7 @@ SLUG_REGEX = r"[-a-zA-Z0-9_.]+"
 class CSVExportMixin:
     """Tables that download as CSV: the whole filtered set (up to CSV_MAX_ROWS), not one page."""
 
-    renderer_classes = CSV_RENDERERS
+    renderer_classes: Sequence[type[BaseRenderer]] = CSV_RENDERERS
 
     def paginate_queryset(self, queryset):
         if (

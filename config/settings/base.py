@@ -6,6 +6,7 @@ in-process and a local-memory cache. ``DATABASE_URL`` switches to PostgreSQL (ps
 """
 
 from pathlib import Path
+from typing import Any
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -287,7 +288,7 @@ OFFER_BOOK_BACKGROUND_REBUILD = env.bool("OFFER_BOOK_BACKGROUND_REBUILD", defaul
 # Logs: plain text by default, JSON lines (LOG_FORMAT=json, the production default) for machines;
 # every line carries the request id (X-Request-ID, echoed on the response).
 LOG_FORMAT = env("LOG_FORMAT", default="plain")
-LOGGING = {
+LOGGING: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
     "filters": {

@@ -81,7 +81,7 @@ def rpc_signed_query(params: dict[str, str], access_key_secret: str, method: str
 def latest_price_version(html: str, package: str) -> str | None:
     """Highest price-file version the pricing page references (as numbers: 2.0.421 > 2.0.96)."""
     pattern = re.compile(_VERSION_RE_TEMPLATE.format(package=re.escape(package)))
-    versions = set(pattern.findall(html))
+    versions: set[str] = set(pattern.findall(html))
     if not versions:
         return None
     return max(versions, key=lambda v: tuple(int(part) for part in v.split(".")))
@@ -255,7 +255,7 @@ class AlibabaScraper(Scraper):
         """Records of an instancePrice.json file or of a DescribeSpotPriceHistory answer."""
         try:
             data = json.loads(page.body)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise ParseError(f"Alibaba: invalid JSON ({exc.msg} at {exc.pos})") from None
         if not isinstance(data, dict):
             raise ParseError("Alibaba: expected a JSON object")

@@ -147,7 +147,7 @@ class AutoDLScraper(Scraper):
         """Per-region and platform-wide records of one page of machines."""
         try:
             data = json.loads(page.body)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise ParseError(f"AutoDL: invalid JSON ({exc.msg} at {exc.pos})") from None
         if not isinstance(data, dict):
             raise ParseError("AutoDL: expected a JSON object")

@@ -343,7 +343,7 @@ class AwsScraper(Scraper):
         return common, extra
 
     @staticmethod
-    def _wanted(product: dict, attrs: dict) -> bool:
+    def _wanted(product: dict[str, Any], attrs: dict[str, Any]) -> bool:
         """Linux, shared tenancy, no pre-installed software, no licence, capacity 'Used', has GPUs."""
         gpu = str(attrs.get("gpu", "")).strip()
         is_instance = product.get("productFamily") == "Compute Instance"
@@ -360,17 +360,17 @@ class AwsScraper(Scraper):
         )
 
     @staticmethod
-    def _vcpus(attrs: dict) -> int | None:
+    def _vcpus(attrs: dict[str, Any]) -> int | None:
         value = str(attrs.get("vcpu", "")).strip()
         return int(value) if value.isdigit() else None
 
     @staticmethod
-    def _memory(attrs: dict) -> float | None:
+    def _memory(attrs: dict[str, Any]) -> float | None:
         match = _MEMORY.match(str(attrs.get("memory", "")))
         return float(match.group(1).replace(",", "")) if match else None
 
     @staticmethod
-    def _dimensions(sku: str, term: Any) -> list[dict]:
+    def _dimensions(sku: str, term: Any) -> list[dict[str, Any]]:
         if not isinstance(term, dict) or not isinstance(term.get("priceDimensions"), dict):
             raise ParseError(f"a term of {sku} has no priceDimensions")
         dims = list(term["priceDimensions"].values())
@@ -380,7 +380,7 @@ class AwsScraper(Scraper):
         return dims
 
     @staticmethod
-    def _price(dim: dict, sku: str) -> tuple[Decimal, str]:
+    def _price(dim: dict[str, Any], sku: str) -> tuple[Decimal, str]:
         per_unit = dim["pricePerUnit"]
         currency = "USD" if "USD" in per_unit else next(iter(per_unit), "")
         if not currency:
@@ -425,10 +425,10 @@ class AwsScraper(Scraper):
                     raise ParseError(f"All Upfront term of {sku} has no upfront fee")
                 fee, currency = self._price(upfront[0], sku)
                 # All Upfront also carries an Hrs dimension, normally 0; add it to stay exact.
-                hourly = sum(
+                recurring = sum(
                     (self._price(d, sku)[0] for d in dims if d.get("unit") == "Hrs"), Decimal(0)
                 )
-                amount = (fee / TERM_HOURS[length] + hourly).quantize(HOURLY_QUANTUM)
+                amount = (fee / TERM_HOURS[length] + recurring).quantize(HOURLY_QUANTUM)
                 found[(length, option)] = (amount, currency)
         result: dict[str, tuple[Decimal, str, str]] = {}
         for length in TERM_HOURS:
@@ -440,7 +440,7 @@ class AwsScraper(Scraper):
         return result
 
     # --- Spot feed --------------------------------------------------------------------------
-    def _parse_spot(self, data: dict) -> list[PriceRecord]:
+    def _parse_spot(self, data: dict[str, Any]) -> list[PriceRecord]:
         config = data.get("config")
         regions = config.get("regions") if isinstance(config, dict) else None
         if not isinstance(regions, list):
@@ -449,7 +449,8 @@ class AwsScraper(Scraper):
         for entry in regions:
             if not isinstance(entry, dict) or "region" not in entry:
                 raise ParseError("a Spot feed region has no 'region'")
-            region = SPOT_REGION_ALIASES.get(entry["region"], entry["region"])
+            named: str = entry["region"]
+            region = SPOT_REGION_ALIASES.get(named, named)
             for group in entry.get("instanceTypes") or []:
                 for size in group.get("sizes") or []:
                     record = self._spot_record(region, size)

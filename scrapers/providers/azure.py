@@ -157,7 +157,7 @@ class AzureScraper(Scraper):
         return self.base_url + parts.path + (f"?{parts.query}" if parts.query else "")
 
     @staticmethod
-    def _load(page: Page) -> dict:
+    def _load(page: Page) -> dict[str, Any]:
         body = page.body.lstrip()
         if body.startswith("<"):
             raise ParseError("expected JSON, got HTML/XML")
@@ -183,7 +183,7 @@ class AzureScraper(Scraper):
                 records.append(record)
         return records
 
-    def _record(self, item: dict) -> PriceRecord | None:
+    def _record(self, item: dict[str, Any]) -> PriceRecord | None:
         if item["serviceName"] != "Virtual Machines":
             return None
         size = GPU_SIZES.get(item["armSkuName"])
@@ -251,7 +251,7 @@ class AzureScraper(Scraper):
         self.note_unmatched("instance", sku, "N-series (GPU) size not in GPU_SIZES")
 
     @staticmethod
-    def _savings_plans(item: dict) -> dict[str, str]:
+    def _savings_plans(item: dict[str, Any]) -> dict[str, str]:
         """Savings-plan hourly rates (preview API only), kept as extra: {"1 Year": "0.39", ...}."""
         plans = item.get("savingsPlan")
         if not isinstance(plans, list):

@@ -103,12 +103,12 @@ class CoreWeaveScraper(Scraper):
             raise ParseError("coreweave page: truncated (no closing </html>)")
         soup = BeautifulSoup(page.body, "html.parser")
         rows = []
-        for row in soup.find_all(attrs={"role": "listitem"}):
+        for row in soup.find_all(role="listitem"):
             kind = _row_kind(row)
             if kind == "gpu":
                 rows.append(row)
-            elif kind == "unknown" and row.find(class_="table-model-name") is not None:
-                name = _clean(row.find(class_="table-model-name").get_text(" "))
+            elif kind == "unknown" and (model := row.find(class_="table-model-name")) is not None:
+                name = _clean(model.get_text(" "))
                 self.note_skipped(name, f"row classes {row.get('class')} name no GPU pricing")
         if not rows:
             raise ParseError("coreweave page: no GPU pricing rows (div.kubernetes-gpu-pricing)")
@@ -225,7 +225,10 @@ def _section(row: Tag) -> str:
     marker = row.find_previous(string=_REGION_MARKER)
     if marker is None:
         return "north_america"
-    label = _clean(_REGION_MARKER.search(marker).group(1)).lower()
+    found = _REGION_MARKER.search(marker)
+    if found is None:  # find_previous matched this very pattern
+        raise ParseError(f"coreweave page: region marker {marker!r} does not match")
+    label = _clean(found.group(1)).lower()
     section = REGION_SECTIONS.get(label)
     if section is None:
         raise ParseError(f"coreweave page: unknown region section {label!r}")

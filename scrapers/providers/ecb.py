@@ -95,8 +95,8 @@ def parse_rates(page: Page) -> list[RateRecord]:
         RateRecord("USD", Decimal(1), as_of),
         RateRecord("EUR", usd_per_eur, as_of),
     ]
-    for currency, rate in per_eur.items():
+    for currency, eur_rate in per_eur.items():
         if currency in ("USD", "EUR"):
             continue
-        records.append(RateRecord(currency, (usd_per_eur / rate).quantize(USD_QUANTUM), as_of))
+        records.append(RateRecord(currency, (usd_per_eur / eur_rate).quantize(USD_QUANTUM), as_of))
     return records

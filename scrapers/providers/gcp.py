@@ -290,7 +290,7 @@ class GcpScraper(Scraper):
         return self._parse_catalog(self._load_json(page))
 
     @staticmethod
-    def _load_json(page: Page) -> dict:
+    def _load_json(page: Page) -> dict[str, Any]:
         try:
             data = json.loads(page.body)
         except json.JSONDecodeError as exc:
@@ -299,7 +299,7 @@ class GcpScraper(Scraper):
             raise ParseError("catalog response has no 'skus' list")
         return data
 
-    def _parse_catalog(self, data: dict) -> list[PriceRecord]:
+    def _parse_catalog(self, data: dict[str, Any]) -> list[PriceRecord]:
         wanted = set(self.regions)
         # (model, region, component) -> (price, currency, skuId)
         prices: dict[tuple[str, str, str], tuple[Decimal, str, str]] = {}

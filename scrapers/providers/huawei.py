@@ -165,7 +165,7 @@ class HuaweiScraper(Scraper):
             records = self._parse_calculator(calculator, keep_all_models=True)
         except ParseError:
             return  # the same page fails again in parse(), where the run reports it
-        flavors = {}
+        flavors: dict[str, PriceRecord] = {}
         for record in records:
             flavors.setdefault(record.instance_type, record)
         names = sorted(flavors)
@@ -239,7 +239,7 @@ class HuaweiScraper(Scraper):
     def _json(page: Page) -> dict[str, Any]:
         try:
             data = json.loads(page.body)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise ParseError(f"Huawei: invalid JSON ({exc.msg} at {exc.pos})") from None
         if not isinstance(data, dict):
             raise ParseError("Huawei: expected a JSON object")

@@ -396,7 +396,7 @@ def _tab_gpu_count(soup: BeautifulSoup, table: Tag) -> int:
     if panel.get("aria-labelledby"):
         tab = soup.find(id=panel["aria-labelledby"])
         label = _clean(tab.get_text(" ")) if tab else ""
-    match = _COUNT.match(label) or _COUNT.match(panel.get("data-tab", ""))
+    match = _COUNT.match(label) or _COUNT.match(str(panel.get("data-tab", "")))
     if not match:
         raise ParseError(f"lambda page: tab label {label!r} gives no GPU count")
     return int(match.group(1))
@@ -412,9 +412,9 @@ def _row_cells(row: Tag, headers: list[str]) -> dict[str, str]:
             cells["label"] = cell.get_text(" ")
             continue
         key = cell.get("data-label") or (headers[index] if index < len(headers) else f"col{index}")
-        cells[_clean(key).replace(" ", "")] = cell.get_text(" ")
+        cells[_clean(str(key)).replace(" ", "")] = cell.get_text(" ")
     if "label" not in cells or not _clean(cells["label"]):
-        cells["label"] = row.get("data-plan", "")
+        cells["label"] = str(row.get("data-plan", ""))
     return cells
 
 

@@ -114,7 +114,8 @@ class RunPodScraper(Scraper):
         return records
 
     def _gpu_records(self, entry: dict[str, Any], source_url: str) -> list[PriceRecord]:
-        lowest = entry.get("lowestPrice") if isinstance(entry.get("lowestPrice"), dict) else {}
+        raw_lowest = entry.get("lowestPrice")
+        lowest: dict[str, Any] = raw_lowest if isinstance(raw_lowest, dict) else {}
         min_vcpu = _positive(lowest.get("minVcpu"))
         min_memory = _positive(lowest.get("minMemory"))
         type_max = _positive(entry.get("maxGpuCount"))

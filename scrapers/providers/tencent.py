@@ -371,7 +371,7 @@ class TencentScraper(Scraper):
     def _parse_api(self, page: Page) -> list[PriceRecord]:
         try:
             data = json.loads(page.body)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise ParseError(f"Tencent API: invalid JSON ({exc.msg} at {exc.pos})") from None
         response = data.get("Response") if isinstance(data, dict) else None
         if not isinstance(response, dict):

@@ -128,11 +128,11 @@ class VastAiScraper(Scraper):
                     offers[key if key is not None else f"row{len(offers)}"] = offer
                     new += 1
             prices = [o.get("dph_total") for o in batch if isinstance(o, dict)]
-            prices = [p for p in prices if isinstance(p, int | float)]
-            if len(batch) < PAGE_LIMIT or new == 0 or not prices:
+            numbers = [p for p in prices if isinstance(p, int | float)]
+            if len(batch) < PAGE_LIMIT or new == 0 or not numbers:
                 break
             # ">=" repeats the offers priced exactly at the boundary; the id check drops them.
-            min_dph = max(prices)
+            min_dph = max(numbers)
         return replace(
             pages[0],
             body=json.dumps({"offers": list(offers.values())}),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import copy
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -21,10 +23,15 @@ MAX_LIST_ITEMS = 200
 MAX_NAME_CHARS = 100
 
 
-class StrictSerializer(serializers.Serializer):
+# A serializer or field of any value type: these serializers validate request bodies into dicts.
+AnySerializer = serializers.Serializer[Any]
+AnyField = serializers.Field[Any, Any, Any, Any]
+
+
+class StrictSerializer(AnySerializer):
     """A misspelt key is a 400 naming it, never silently ignored."""
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, dict):
             unknown = sorted(set(data) - set(self.fields))
             if unknown:
@@ -38,25 +45,26 @@ class StrictSerializer(serializers.Serializer):
 class CommaListField(serializers.ListField):
     """A list given as JSON or, in a query string, as ``a,b,c``."""
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> list[Any]:
         if isinstance(data, str):
             data = [item.strip() for item in data.split(",") if item.strip()]
         return super().to_internal_value(data)
 
 
-def _field(spec: inputs.Field) -> serializers.Field:
+def _field(spec: inputs.Field) -> AnyField:
     """The DRF field of one input described in sizing/inputs.py."""
-    text = {"help_text": spec.help} if spec.help else {}
+    text: dict[str, Any] = {"help_text": spec.help} if spec.help else {}
     low, high = spec.bounds or (None, None)
     if high is not None and high == float("inf"):
         high = None
     if spec.kind == "list":
         if spec.choices:
-            child: serializers.Field = serializers.ChoiceField(choices=spec.choices)
+            child: AnyField = serializers.ChoiceField(choices=spec.choices)
             return CommaListField(child=child, required=False, allow_empty=False, **text)
         lengths = {"min_length": low, "max_length": high} if spec.bounds else {}
         lengths.setdefault("max_length", MAX_NAME_CHARS)
-        child = serializers.CharField(**{k: int(v) for k, v in lengths.items() if v is not None})
+        sizes: dict[str, Any] = {k: int(v) for k, v in lengths.items() if v is not None}
+        child = serializers.CharField(**sizes)
         return CommaListField(
             child=child, required=False, default=list, max_length=MAX_LIST_ITEMS, **text
         )
@@ -67,23 +75,38 @@ def _field(spec: inputs.Field) -> serializers.Field:
     if spec.kind == "bool":
         if spec.default is None:
             return serializers.BooleanField(required=False, allow_null=True, default=None, **text)
-        return serializers.BooleanField(required=False, default=spec.default, **text)
+        return serializers.BooleanField(required=False, default=bool(spec.default), **text)
     if spec.kind in ("int", "float"):
-        kind = serializers.IntegerField if spec.kind == "int" else serializers.FloatField
-        nullable = {"allow_null": True} if spec in inputs.CONSTRAINTS else {}
-        return kind(required=False, min_value=low, max_value=high, **nullable, **text)
+        number: dict[str, Any] = {"min_value": low, "max_value": high, **text}
+        if spec in inputs.CONSTRAINTS:
+            number["allow_null"] = True
+        if spec.kind == "int":
+            return serializers.IntegerField(required=False, **number)
+        return serializers.FloatField(required=False, **number)
     return serializers.CharField(required=False, **text)
 
 
-_ConstraintFields = type(
-    "_ConstraintFields",
-    (serializers.Serializer,),
-    {spec.name: _field(spec) for spec in inputs.CONSTRAINTS},
-)
+def _described(specs: Iterable[inputs.Field]) -> dict[str, AnyField]:
+    """The DRF fields of the inputs ``specs``, in order, built once."""
+    return {spec.name: _field(spec) for spec in specs}
 
 
-class ConstraintsSerializer(StrictSerializer, _ConstraintFields):
+class DescribedSerializer(AnySerializer):
+    """A serializer whose fields are the inputs ``described`` in sizing/inputs.py, then the
+    ones it declares itself; a declared field replaces the described one of its name in its
+    place (as DRF treats a field a subclass redeclares). Deep-copied per instance, as DRF copies
+    declared fields."""
+
+    described: Mapping[str, AnyField] = {}
+
+    def get_fields(self) -> dict[str, AnyField]:
+        return {**copy.deepcopy(dict(self.described)), **super().get_fields()}
+
+
+class ConstraintsSerializer(StrictSerializer, DescribedSerializer):
     """The planner's constraints; fields from sizing/inputs.py (CONSTRAINTS)."""
+
+    described = _described(inputs.CONSTRAINTS)
 
     def validate_providers(self, value: list[str]) -> list[str]:
         return _known(value, lambda: Provider.objects.values_list("slug", flat=True), "provider")
@@ -113,17 +136,12 @@ def _known(values: list[str], names: Callable[[], Iterable[str]], what: str) -> 
     return values
 
 
-_WorkloadFields = type(
-    "_WorkloadFields",
-    (serializers.Serializer,),
-    {spec.name: _field(spec) for spec in inputs.WORKLOAD if spec.api},
-)
-
-
-class WorkloadSchemaSerializer(_WorkloadFields):
+class WorkloadSchemaSerializer(DescribedSerializer):
     """The workload as the OpenAPI schema shows it, built from sizing/inputs.py (WORKLOAD);
     the estimator validates it. A test checks that it names every Workload field (gpu and
     gpu_count are /api/estimate's, outside the workload)."""
+
+    described = _described(spec for spec in inputs.WORKLOAD if spec.api)
 
     # The presets ship with the code (fixtures/models.yaml), so the schema can list them.
     model = serializers.ChoiceField(
@@ -154,7 +172,7 @@ class CompareTargetSerializer(StrictSerializer):
     )
     gpu = serializers.CharField(required=False, help_text="GPU slug (GET /api/gpus/ lists them).")
 
-    def validate(self, attrs):
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         by_gpu = bool(attrs.get("gpu"))
         by_instance = bool(attrs.get("provider") or attrs.get("instance_type"))
         if by_gpu == by_instance or (
@@ -174,7 +192,8 @@ class CompareTargetSerializer(StrictSerializer):
 
 class CompareInputSerializer(StrictSerializer):
     workload = WorkloadField()
-    targets = CompareTargetSerializer(many=True, allow_empty=False, max_length=50)
+    # many=True hands max_length to the ListSerializer; drf-stubs types only the child's __init__.
+    targets = CompareTargetSerializer(many=True, allow_empty=False, max_length=50)  # type: ignore[call-arg]
     constraints = ConstraintsSerializer(required=False)
 
 
@@ -198,11 +217,11 @@ class EstimateInputSerializer(StrictSerializer):
 class RangeField(serializers.ListField):
     """[low, high]: a figure's range; it always holds the figure itself."""
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(child=serializers.FloatField(), min_length=2, max_length=2, **kwargs)
 
 
-class BreakdownSerializer(serializers.Serializer):
+class BreakdownSerializer(AnySerializer):
     weights = serializers.FloatField()
     gradients = serializers.FloatField()
     optimizer = serializers.FloatField()
@@ -212,7 +231,7 @@ class BreakdownSerializer(serializers.Serializer):
     overhead = serializers.FloatField()
 
 
-class MessageSerializer(serializers.Serializer):
+class MessageSerializer(AnySerializer):
     """A coded sentence: a stable code (see docs/api.md), the figures it names, and the text
     in the request's language (``?lang=`` or Accept-Language: en, zh-hans)."""
 
@@ -221,7 +240,7 @@ class MessageSerializer(serializers.Serializer):
     text = serializers.CharField()
 
 
-class EstimateOutputSerializer(serializers.Serializer):
+class EstimateOutputSerializer(AnySerializer):
     memory_per_gpu_gib = serializers.FloatField()
     breakdown = BreakdownSerializer()
     total_memory_gib = serializers.FloatField()
@@ -267,7 +286,7 @@ class EstimateOutputSerializer(serializers.Serializer):
     )
 
 
-class InterconnectOutputSerializer(serializers.Serializer):
+class InterconnectOutputSerializer(AnySerializer):
     intra_node = serializers.CharField(allow_null=True)
     intra_node_bandwidth_gb_s = serializers.FloatField(allow_null=True)
     inter_node = serializers.CharField(allow_null=True)
@@ -275,7 +294,7 @@ class InterconnectOutputSerializer(serializers.Serializer):
     network_gbps = serializers.FloatField(allow_null=True)
 
 
-class RecommendationSerializer(serializers.Serializer):
+class RecommendationSerializer(AnySerializer):
     rank = serializers.IntegerField()
     provider = serializers.CharField()
     region = serializers.CharField()
@@ -309,7 +328,7 @@ class RecommendationSerializer(serializers.Serializer):
     )
 
 
-class RejectedEntrySerializer(serializers.Serializer):
+class RejectedEntrySerializer(AnySerializer):
     count = serializers.IntegerField()
     examples = serializers.ListField(child=serializers.CharField())
     code = serializers.CharField(help_text="The rejection code (the entry's key).")
@@ -318,7 +337,7 @@ class RejectedEntrySerializer(serializers.Serializer):
     example_messages = MessageSerializer(many=True, help_text="The examples, coded.")
 
 
-class RecommendOutputSerializer(serializers.Serializer):
+class RecommendOutputSerializer(AnySerializer):
     estimate = EstimateOutputSerializer()
     recommendations = RecommendationSerializer(many=True)
     rejected = serializers.DictField(child=RejectedEntrySerializer())
@@ -344,7 +363,7 @@ class CompareRowSerializer(RecommendationSerializer):
     why_not = serializers.CharField(allow_null=True)
     why_not_message = MessageSerializer(allow_null=True, help_text="why_not, coded.")
 
-    def get_fields(self) -> dict[str, serializers.Field]:
+    def get_fields(self) -> dict[str, AnyField]:
         fields = super().get_fields()
         for name, field in fields.items():
             if name not in ("target", "fits", "why_not", "why_not_message"):
@@ -352,7 +371,7 @@ class CompareRowSerializer(RecommendationSerializer):
         return fields
 
 
-class CompareOutputSerializer(serializers.Serializer):
+class CompareOutputSerializer(AnySerializer):
     estimate = EstimateOutputSerializer()
     rows = CompareRowSerializer(many=True)
     catalog_as_of = serializers.DateTimeField(allow_null=True)

@@ -174,7 +174,7 @@ class RecommendView(APIView):
         workload: dict[str, Any] = {}
         constraints: dict[str, Any] = {}
         top: dict[str, Any] = {}
-        for name, raw in request.query_params.items():
+        for name, raw in request.query_params.dict().items():  # the last value of each name
             if name in CONSTRAINT_FIELDS:
                 constraints[name] = raw
             elif name in TOP_FIELDS:
