@@ -138,6 +138,7 @@ def _kind_at(stream: IO[bytes], path: str) -> str | None:
     None when absent. Walks every event: only for the rare case a streaming pass found nothing."""
     parent, _, name = path.rpartition(".")
     found = False
+    event: str  # ijson's events are names ("start_map", "map_key", ...)
     for prefix, event, value in ijson.parse(stream, buf_size=64 * 1024):
         if found:
             return event

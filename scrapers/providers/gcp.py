@@ -372,7 +372,7 @@ class GcpScraper(Scraper):
                 return True
         except ParseError:
             return True
-        category = sku["category"]
+        category: dict[str, str] = sku["category"]
         return (
             category.get("resourceFamily") == "Compute" and category.get("resourceGroup") == "GPU"
         )
