@@ -18,6 +18,9 @@ from django.contrib.auth.models import AnonymousUser
 from django_filters import NumberFilter
 from drf_spectacular import openapi
 from drf_spectacular.plumbing import ResolvedComponent
+from rest_framework import serializers
+
+from .serializers import StrictSerializer
 
 # Who answers each error, and so in which media types: "view" errors come from the API view and
 # are rendered like its answers (JSON, or CSV under ?format=csv); "json" errors come from the
@@ -74,6 +77,27 @@ class AutoSchema(openapi.AutoSchema):
             )
         except Exception:  # a permission that needs more of a request than this: say it is closed
             return False
+
+    def _map_basic_serializer(self, serializer, direction):
+        """Inputs that refuse unknown keys say so, and which groups of fields they need one of."""
+        schema = super()._map_basic_serializer(serializer, direction)
+        if direction == "request" and isinstance(serializer, StrictSerializer):
+            schema["additionalProperties"] = False
+            if serializer.required_any_of:
+                schema["anyOf"] = [
+                    {"required": list(group)} for group in serializer.required_any_of
+                ]
+        return schema
+
+    def _map_serializer_field(self, field, direction, bypass_extensions=False):
+        """A list that may not be empty has at least one item; a list of objects its bound."""
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        listed = isinstance(field, serializers.ListField | serializers.ListSerializer)
+        if listed and not getattr(field, "allow_empty", True) and schema.get("type") == "array":
+            schema["minItems"] = max(1, schema.get("minItems", 0))
+        if isinstance(field, serializers.ListSerializer) and field.max_length is not None:
+            schema["maxItems"] = field.max_length
+        return schema
 
     def get_operation(self, path, path_regex, path_prefix, method, registry):
         operation = super().get_operation(path, path_regex, path_prefix, method, registry)

@@ -229,8 +229,9 @@ def test_nullable_fields_presets_and_filter_types():
     from sizing.presets import load_presets
 
     model = components["WorkloadSchemaRequest"]["properties"]["model"]
-    enum = components[model["allOf"][0]["$ref"].rsplit("/", 1)[1]]["enum"]
-    assert set(enum) == set(load_presets())
+    refs = [item["$ref"].rsplit("/", 1)[1] for item in model.get("oneOf", model.get("allOf"))]
+    enum = {value for ref in refs for value in components[ref]["enum"]} - {None}
+    assert enum == set(load_presets()) and model["nullable"] is True  # null: not given
     parameters = {
         p["name"]: p for p in schema["paths"]["/api/instance-types/"]["get"]["parameters"]
     }
@@ -293,3 +294,44 @@ def test_each_api_module_loads_first_in_a_fresh_process(module):
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+@pytest.mark.django_db
+def test_the_schemas_example_requests_are_answered(api_client):
+    """The example requests the schema shows (and schemathesis sends first) reach the planner
+    over the curated catalog; the workload says what its model is (a null reads as not given)."""
+    committed = json.loads(COMMITTED.read_text())
+    sent = 0
+    for path, method, operation in _operations(committed):
+        content = operation.get("requestBody", {}).get("content", {}).get("application/json", {})
+        for example in content.get("examples", {}).values():
+            response = api_client.post(path, example["value"], format="json")
+            assert response.status_code == 200, (path, response.content[:500])
+            sent += 1
+        query = {
+            p["name"]: next(iter(p["examples"].values()))["value"]
+            for p in operation.get("parameters", [])
+            if p.get("examples")
+        }
+        if method == "get" and query:
+            response = api_client.get(path, query)
+            assert response.status_code == 200, (path, response.content[:500])
+            assert response.json()["recommendations"]
+            sent += 1
+    assert sent >= 4  # estimate, recommend (POST and GET), compare
+    workload = committed["components"]["schemas"]["WorkloadSchemaRequest"]
+    assert workload["anyOf"] == [
+        {"required": ["model"]},
+        {"required": ["params_b"]},
+        {"required": ["architecture"]},
+    ]
+    assert workload["additionalProperties"] is False
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("value", [0, 1, "yes", "on"])
+def test_boolean_constraints_take_only_true_or_false(api_client, value):
+    body = {"workload": {"model": "llama-3-8b"}, "constraints": {"include_stale": value}}
+    response = api_client.post("/api/recommend", body, format="json")
+    assert response.status_code == 400
+    assert "include_stale" in response.json()["errors"]["constraints"]

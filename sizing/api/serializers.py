@@ -9,10 +9,11 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from api.serializers import StrictBooleanField, StrictSerializer
 from catalog.models import GPU, InstanceType, Provider, Region
 from catalog.suggest import did_you_mean
 
-from .. import inputs
+from .. import inputs, specs
 from ..inputs import OBJECTIVES
 from ..presets import load_presets
 
@@ -26,20 +27,6 @@ MAX_NAME_CHARS = 100
 # A serializer or field of any value type: these serializers validate request bodies into dicts.
 AnySerializer = serializers.Serializer[Any]
 AnyField = serializers.Field[Any, Any, Any, Any]
-
-
-class StrictSerializer(AnySerializer):
-    """A misspelt key is a 400 naming it, never silently ignored."""
-
-    def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, dict):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                known = ", ".join(sorted(self.fields))
-                raise serializers.ValidationError(
-                    {key: [f"unknown field; expected one of: {known}"] for key in unknown}
-                )
-        return super().to_internal_value(data)
 
 
 class CommaListField(serializers.ListField):
@@ -74,8 +61,8 @@ def _field(spec: inputs.Field) -> AnyField:
         return serializers.ChoiceField(choices=(*spec.choices, *spec.extra), required=False, **text)
     if spec.kind == "bool":
         if spec.default is None:
-            return serializers.BooleanField(required=False, allow_null=True, default=None, **text)
-        return serializers.BooleanField(required=False, default=bool(spec.default), **text)
+            return StrictBooleanField(required=False, allow_null=True, default=None, **text)
+        return StrictBooleanField(required=False, default=bool(spec.default), **text)
     if spec.kind in ("int", "float"):
         number: dict[str, Any] = {"min_value": low, "max_value": high, **text}
         if spec in inputs.CONSTRAINTS:
@@ -136,10 +123,49 @@ def _known(values: list[str], names: Callable[[], Iterable[str]], what: str) -> 
     return values
 
 
-class WorkloadSchemaSerializer(DescribedSerializer):
+def _architecture_schema() -> dict[str, Any]:
+    """A config.json as sizing.specs.arch_from_config reads it: its whole-number keys (the
+    required ones at the top level or in ``text_config``), any other key ignored."""
+    count = {"type": "integer", "minimum": 1, "maximum": specs.CONFIG_MAX_INT}
+    keys = [*specs.CONFIG_INTS, *specs.CONFIG_EXPERT_NAMES]
+    return {
+        "type": "object",
+        "nullable": True,
+        "properties": {key: {**count, "nullable": True} for key in keys},
+        "anyOf": [
+            {
+                "required": list(specs.CONFIG_REQUIRED),
+                "properties": {key: count for key in specs.CONFIG_REQUIRED},
+            },
+            {"required": ["text_config"]},
+        ],
+    }
+
+
+@extend_schema_field(_architecture_schema())
+class ArchitectureField(serializers.DictField):
+    """The workload's config.json, for the schema (the estimator validates it)."""
+
+
+class WorkloadSchemaSerializer(StrictSerializer, DescribedSerializer):
     """The workload as the OpenAPI schema shows it, built from sizing/inputs.py (WORKLOAD);
-    the estimator validates it. A test checks that it names every Workload field (gpu and
-    gpu_count are /api/estimate's, outside the workload)."""
+    the estimator validates it (unknown keys too: strict). A test checks that it names every
+    Workload field (gpu and gpu_count are /api/estimate's, outside the workload)."""
+
+    # What the model is: a preset, a size, or a config.json (one of them: sizing/workload.py).
+    required_any_of = (("model",), ("params_b",), ("architecture",))
+
+    def get_fields(self) -> dict[str, AnyField]:
+        """Every workload field takes null for "not given" (sizing/workload.py)."""
+        fields = super().get_fields()
+        for field in fields.values():
+            field.allow_null = True
+        return fields
+
+    architecture = ArchitectureField(
+        required=False,
+        help_text=next(spec.help for spec in inputs.WORKLOAD if spec.name == "architecture"),
+    )
 
     described = _described(spec for spec in inputs.WORKLOAD if spec.api)
 
@@ -164,6 +190,8 @@ class RecommendInputSerializer(StrictSerializer):
 
 
 class CompareTargetSerializer(StrictSerializer):
+    required_any_of = (("gpu",), ("provider", "instance_type"))
+
     provider = serializers.CharField(
         required=False, help_text="Provider slug (GET /api/providers/ lists them)."
     )
@@ -368,6 +396,8 @@ class CompareRowSerializer(RecommendationSerializer):
         for name, field in fields.items():
             if name not in ("target", "fits", "why_not", "why_not_message"):
                 field.required = False
+        # A GPU target that does not fit names no instance type (nor its provider).
+        fields["provider"].allow_null = fields["instance_type"].allow_null = True
         return fields
 
 

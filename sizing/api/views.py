@@ -7,7 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import translation
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers as drf_serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -55,6 +55,34 @@ def message_language(request: Request) -> str:
     return language_of(header) or LANGUAGES[0]
 
 
+# Requests the schema shows (and schemathesis' examples phase sends), answered 200 over the
+# curated catalog: presets from fixtures/models.yaml, GPU slugs from fixtures/gpus.yaml.
+_LORA_8B = {"model": "llama-3-8b", "method": "lora", "gradient_checkpointing": "full"}
+ESTIMATE_EXAMPLE = OpenApiExample(
+    "QLoRA of Llama 2 7B on one T4",
+    value={"workload": {"model": "llama-2-7b", "method": "qlora"}, "gpu": "t4"},
+    request_only=True,
+)
+RECOMMEND_EXAMPLE = OpenApiExample(
+    "LoRA of Llama 3 8B on 200M tokens, spot or on-demand",
+    value={
+        "workload": {**_LORA_8B, "tokens": 200_000_000},
+        "constraints": {"pricing": ["spot", "on_demand"]},
+        "limit": 3,
+    },
+    request_only=True,
+)
+COMPARE_EXAMPLE = OpenApiExample(
+    "LoRA of Llama 3 8B on an H100 SXM or an A100 SXM4 80GB",
+    value={
+        "workload": {**_LORA_8B, "tokens": 200_000_000},
+        "targets": [{"gpu": "h100-sxm"}, {"gpu": "a100-sxm4-80gb"}],
+    },
+    request_only=True,
+)
+QUERY_EXAMPLES = {"model": "llama-3-8b", "method": "lora", "tokens": 200_000_000, "limit": 3}
+
+
 class EstimateView(APIView):
     """Memory, compute and time for a workload, optionally on a given GPU and count."""
 
@@ -65,6 +93,7 @@ class EstimateView(APIView):
         responses=serializers.EstimateOutputSerializer,
         description=WORKLOAD_DOC,
         parameters=[LANG_PARAMETER],
+        examples=[ESTIMATE_EXAMPLE],
     )
     def post(self, request: Request) -> Response:
         lang = message_language(request)
@@ -145,7 +174,14 @@ def _query_parameters() -> list[OpenApiParameter]:
             choices = (
                 list(field.choices) if isinstance(field, drf_serializers.ChoiceField) else None
             )
-            parameters.append(OpenApiParameter(name, kind, description=text.strip(), enum=choices))
+            example = (
+                [OpenApiExample(name, value=QUERY_EXAMPLES[name])] if name in QUERY_EXAMPLES else []
+            )
+            parameters.append(
+                OpenApiParameter(
+                    name, kind, description=text.strip(), enum=choices, examples=example
+                )
+            )
     return parameters
 
 
@@ -160,6 +196,7 @@ class RecommendView(APIView):
         responses=serializers.RecommendOutputSerializer,
         description=WORKLOAD_DOC,
         parameters=[LANG_PARAMETER],
+        examples=[RECOMMEND_EXAMPLE],
     )
     def post(self, request: Request) -> Response:
         return self._answer(request.data, message_language(request))
@@ -208,6 +245,7 @@ class CompareView(APIView):
         responses=serializers.CompareOutputSerializer,
         description=WORKLOAD_DOC,
         parameters=[LANG_PARAMETER],
+        examples=[COMPARE_EXAMPLE],
     )
     def post(self, request: Request) -> Response:
         form = serializers.CompareInputSerializer(data=request.data)
