@@ -47,6 +47,7 @@ from catalog.services import (
     price_figures_build,
     price_figures_changed,
     prices_bulk_write,
+    rows_insert,
 )
 
 BENCH_SLUG_PREFIX = "bench-"
@@ -54,31 +55,65 @@ BENCH_SOURCE = "Synthetic benchmark data (manage.py scale_catalog); not a real p
 BENCH_NOTE = "synthetic: manage.py scale_catalog"
 BATCH = 2000
 
-# Shape of one bench provider: about 26 regions x 65 instance types x 70% availability x 2.05
-# pricing models ~ 2,400 prices, the size of a hyperscaler's GPU price list.
-REGIONS_PER_PROVIDER = (16, 36)
-INSTANCE_TYPES_PER_PROVIDER = (40, 90)
-AVAILABILITY = 0.7
-# Share of offered (instance type, region) pairs with each further pricing model, and its price
-# relative to on demand (spot 30-70% of on demand, 1-year reserved ~38% off, monthly ~30% off).
-SPOT_SHARE, SPOT_RANGE = 0.6, (0.3, 0.7)
-RESERVED_SHARE, RESERVED_FACTOR = 0.3, 0.62
-MONTHLY_SHARE, MONTHLY_FACTOR = 0.15, 0.7
+
+# Shape of a bench provider by kind, after the real catalog (fixtures/providers/*.yaml as loaded
+# on 2026-12-01: GCP 40 regions x 36 machine types, spot on 98% of its on-demand prices and 1-
+# and 3-year commitments on 81% and 82%; AWS 30 x 72, 1- and 3-year reservations on 79%; Tencent
+# monthly on 26 of 45 prices) and the providers' own price lists: hyperscalers publish on demand,
+# spot and 1- and 3-year terms in many regions; GPU clouds a few regions, on demand with some
+# spot and commitments; regional and Chinese clouds monthly and yearly subscriptions;
+# marketplaces one offer per host machine (an instance type each) in many cities, on demand and
+# interruptible. Fields: regions, instance types (offers for a marketplace), share of (type,
+# region) pairs offered, and the share of offered pairs with each further pricing model.
+@dataclass(frozen=True)
+class KindShape:
+    regions: tuple[int, int]
+    instance_types: tuple[int, int]
+    availability: float
+    spot: float = 0.0
+    reserved_1y: float = 0.0
+    reserved_3y: float = 0.0
+    monthly: float = 0.0
+    yearly: float = 0.0
+    marketplace: bool = False  # each instance type (a host's offer) in one region only
+
+
+HYPERSCALER = KindShape((20, 45), (40, 90), 0.6, spot=0.85, reserved_1y=0.8, reserved_3y=0.8)
+GPU_CLOUD = KindShape((3, 15), (8, 40), 0.7, spot=0.4, reserved_1y=0.1, monthly=0.1, yearly=0.05)
+REGIONAL_CLOUD = KindShape((2, 8), (10, 30), 0.8, spot=0.1, monthly=0.4, yearly=0.2)
+CHINA_CLOUD = KindShape((8, 24), (30, 70), 0.6, spot=0.4, monthly=0.8, yearly=0.5)
+MARKETPLACE = KindShape((10, 40), (500, 3000), 1.0, spot=0.6, marketplace=True)
+# Spot 30-70% of on demand, 1-year reserved ~38% off, 3-year ~57% off, monthly ~30% off,
+# yearly ~45% off.
+SPOT_RANGE = (0.3, 0.7)
+RESERVED_FACTOR, RESERVED_3Y_FACTOR = 0.62, 0.43
+MONTHLY_FACTOR, YEARLY_FACTOR = 0.7, 0.55
 HOURS_PER_MONTH = choices.HOURS_PER_UNIT[choices.PriceUnit.MONTH]
+HOURS_PER_YEAR = choices.HOURS_PER_UNIT[choices.PriceUnit.YEAR]
 # A small share of prices older than the staleness limit, as a real catalog has.
 STALE_SHARE = 0.04
+# History: the share of prices that changed once since they appeared (spot moves most), how far
+# the first quoted amount was from today's, and how long before the current observation.
+CHANGED_SHARE = {
+    choices.PricingModel.SPOT: 0.7,
+    choices.PricingModel.ON_DEMAND: 0.1,
+}
+CHANGED_SHARE_OTHER = 0.05
+FIRST_AMOUNT_RANGE = {choices.PricingModel.SPOT: (0.6, 1.5)}
+FIRST_AMOUNT_RANGE_OTHER = (0.85, 1.2)
+FIRST_SEEN_DAYS_BEFORE = (7, 90)
 # Per-GPU-hour price of a GPU with no real price: about 0.69 USD per TB/s of memory bandwidth
 # plus 0.1 (T4 ~0.32, A100-80GB ~1.5, H100 SXM ~2.4, in line with the real medians).
 USD_PER_TB_S_HOUR = 0.69
 USD_BASE_HOUR = 0.1
 
 KINDS = [
-    (choices.ProviderKind.HYPERSCALER, "USD"),
-    (choices.ProviderKind.GPU_CLOUD, "USD"),
-    (choices.ProviderKind.REGIONAL_CLOUD, "EUR"),
-    (choices.ProviderKind.HYPERSCALER, "CNY"),
-    (choices.ProviderKind.MARKETPLACE, "USD"),
-    (choices.ProviderKind.GPU_CLOUD, "USD"),
+    (choices.ProviderKind.HYPERSCALER, "USD", HYPERSCALER),
+    (choices.ProviderKind.GPU_CLOUD, "USD", GPU_CLOUD),
+    (choices.ProviderKind.REGIONAL_CLOUD, "EUR", REGIONAL_CLOUD),
+    (choices.ProviderKind.HYPERSCALER, "CNY", CHINA_CLOUD),
+    (choices.ProviderKind.MARKETPLACE, "USD", MARKETPLACE),
+    (choices.ProviderKind.GPU_CLOUD, "USD", GPU_CLOUD),
 ]
 # (code prefix, name, country, geography)
 REGION_POOL = [
@@ -152,6 +187,10 @@ class BenchOffer:
     currency: str
     unit: str
     age_days: float
+    # History: the amount first quoted and how many days before the current observation, when
+    # the price changed once since it appeared (None when it never changed).
+    first_amount: Decimal | None = None
+    first_seen_days_before: float = 0.0
 
 
 @dataclass
@@ -219,19 +258,22 @@ def _inter(gpu: BenchGPU, count: int) -> tuple[str, float]:
     return ("ethernet-100", 100.0) if count == 2 else ("ethernet-25", 25.0)
 
 
-def _instances(rng: random.Random, gpus: list[BenchGPU], n: int) -> list[BenchInstance]:
-    wanted = rng.randint(*INSTANCE_TYPES_PER_PROVIDER)
+def _instances(
+    rng: random.Random, gpus: list[BenchGPU], n: int, shape: KindShape
+) -> list[BenchInstance]:
+    wanted = rng.randint(*shape.instance_types)
     weights = [g.weight for g in gpus]
     seen: set[str] = set()
     out: list[BenchInstance] = []
-    for _ in range(wanted * 4):
+    for index in range(wanted * 4):
         if len(out) >= wanted:
             break
         gpu = rng.choices(gpus, weights)[0]
         large = gpu.memory_gib >= 80
         count = rng.choices(COUNTS, COUNT_WEIGHTS_LARGE if large else COUNT_WEIGHTS_SMALL)[0]
         family = rng.choice(("g", "p", "gn", "x"))
-        name = f"b{n}.{family}.{gpu.slug}.{count}x"
+        # A marketplace offer is one host machine: every one its own instance type.
+        name = f"b{n}.{'m' + str(index) if shape.marketplace else family}.{gpu.slug}.{count}x"
         if name in seen:
             continue
         seen.add(name)
@@ -256,9 +298,9 @@ def _instances(rng: random.Random, gpus: list[BenchGPU], n: int) -> list[BenchIn
     return out
 
 
-def _regions(rng: random.Random, china: bool) -> list[tuple[str, str, str, str]]:
+def _regions(rng: random.Random, china: bool, shape: KindShape) -> list[tuple[str, str, str, str]]:
     pool = CHINA_REGIONS if china else REGION_POOL
-    wanted = rng.randint(*REGIONS_PER_PROVIDER)
+    wanted = rng.randint(*shape.regions)
     out: list[tuple[str, str, str, str]] = []
     for k in range(wanted):
         prefix, name, country, geography = pool[k % len(pool)]
@@ -277,7 +319,7 @@ def bench_provider(n: int, gpus: list[BenchGPU], rates: dict[str, Decimal]) -> B
     """Provider ``n`` with its regions, instance types and prices, always the same for the same
     inputs (a private RNG seeded with the slug)."""
     rng = random.Random(f"{BENCH_SLUG_PREFIX}{n}")
-    kind, currency = KINDS[(n - 1) % len(KINDS)]
+    kind, currency, shape = KINDS[(n - 1) % len(KINDS)]
     currency = currency if currency in rates else "USD"
     china = currency == "CNY"
     provider = BenchProvider(
@@ -287,39 +329,57 @@ def bench_provider(n: int, gpus: list[BenchGPU], rates: dict[str, Decimal]) -> B
         kind=kind,
         currency=currency,
         mainland_china=china,
-        regions=_regions(rng, china),
-        instances=_instances(rng, gpus, n),
+        regions=_regions(rng, china, shape),
+        instances=_instances(rng, gpus, n, shape),
     )
     rate = rates[currency]
     provider_factor = rng.uniform(0.75, 1.35)
     region_factors = {code: rng.uniform(0.95, 1.25) for code, *_ in provider.regions}
+    codes = [code for code, *_ in provider.regions]
     for instance in provider.instances:
-        host_factor = rng.uniform(0.95, 1.1)
+        host_factor = rng.uniform(0.6, 1.6) if shape.marketplace else rng.uniform(0.95, 1.1)
         per_gpu = instance.gpu.usd_per_gpu_hour * provider_factor * host_factor
-        for code, *_ in provider.regions:
-            if rng.random() >= AVAILABILITY:
+        where = [rng.choice(codes)] if shape.marketplace else codes
+        for code in where:
+            if rng.random() >= shape.availability:
                 continue
             hourly = per_gpu * float(instance.gpu_count) * region_factors[code]
             age = rng.uniform(35, 90) if rng.random() < STALE_SHARE else rng.uniform(0, 3)
             hour = choices.PriceUnit.HOUR
             models: list[tuple[str, float, str]] = [(choices.PricingModel.ON_DEMAND, hourly, hour)]
-            if rng.random() < SPOT_SHARE:
-                models.append((choices.PricingModel.SPOT, hourly * rng.uniform(*SPOT_RANGE), hour))
-            if rng.random() < RESERVED_SHARE:
-                models.append((choices.PricingModel.RESERVED_1Y, hourly * RESERVED_FACTOR, hour))
-            if rng.random() < MONTHLY_SHARE:
+            if rng.random() < shape.spot:
+                spot = hourly * rng.uniform(*SPOT_RANGE)
+                models.append((choices.PricingModel.SPOT, spot, choices.PriceUnit.HOUR))
+            if rng.random() < shape.reserved_1y:
+                reserved = hourly * RESERVED_FACTOR
+                models.append((choices.PricingModel.RESERVED_1Y, reserved, choices.PriceUnit.HOUR))
+            if rng.random() < shape.reserved_3y:
+                reserved = hourly * RESERVED_3Y_FACTOR
+                models.append((choices.PricingModel.RESERVED_3Y, reserved, choices.PriceUnit.HOUR))
+            if rng.random() < shape.monthly:
                 monthly = hourly * MONTHLY_FACTOR * HOURS_PER_MONTH
                 models.append((choices.PricingModel.MONTHLY, monthly, choices.PriceUnit.MONTH))
+            if rng.random() < shape.yearly:
+                yearly = hourly * YEARLY_FACTOR * HOURS_PER_YEAR
+                models.append((choices.PricingModel.YEARLY, yearly, choices.PriceUnit.YEAR))
             for model, usd, unit in models:
+                first_amount, first_before = None, 0.0
+                if rng.random() < CHANGED_SHARE.get(model, CHANGED_SHARE_OTHER):
+                    low, high = FIRST_AMOUNT_RANGE.get(model, FIRST_AMOUNT_RANGE_OTHER)
+                    first_amount = _amount(usd * rng.uniform(low, high), rate)
+                    first_before = rng.uniform(*FIRST_SEEN_DAYS_BEFORE)
+                amount = _amount(usd, rate)
                 provider.offers.append(
                     BenchOffer(
                         instance=instance,
                         region=code,
                         pricing_model=str(model),
-                        amount=_amount(usd, rate),
+                        amount=amount,
                         currency=currency,
                         unit=str(unit),
                         age_days=age,
+                        first_amount=first_amount if first_amount != amount else None,
+                        first_seen_days_before=first_before,
                     )
                 )
     return provider
@@ -383,10 +443,18 @@ def bench_provider_queryset():
     return Provider.objects.filter(slug__startswith=BENCH_SLUG_PREFIX, source=BENCH_SOURCE)
 
 
+@dataclass(frozen=True)
+class StoredInstance:
+    """What the generator needs of a stored instance type."""
+
+    pk: int
+    gpu_count: Decimal
+
+
 def bench_reference_ensure(providers: list[BenchProvider]) -> tuple[ScaleReport, dict, dict]:
     """Create the providers, regions and instance types ``providers`` need (bulk; existing kept).
 
-    Returns the report and the maps (slug, code) -> Region and (slug, name) -> InstanceType.
+    Returns the report and the maps (slug, code) -> Region and (slug, name) -> StoredInstance.
     """
     report = ScaleReport()
     existing = {p.slug: p for p in Provider.objects.filter(slug__in=[p.slug for p in providers])}
@@ -433,36 +501,44 @@ def bench_reference_ensure(providers: list[BenchProvider]) -> tuple[ScaleReport,
     for region in new_regions:
         regions[(region.provider.slug, region.code)] = region
 
-    gpus = {g.slug: g for g in GPU.objects.all()}
-    links = {link.slug: link for link in Interconnect.objects.all()}
-    instances = {
-        (i.provider.slug, i.name): i
-        for i in InstanceType.objects.filter(provider__in=rows.values()).select_related("provider")
-    }
+    gpus = dict(GPU.objects.values_list("slug", "pk"))
+    links = dict(Interconnect.objects.values_list("slug", "pk"))
+    provider_slugs = {p.pk: p.slug for p in rows.values()}
+
+    def stored_instances() -> dict[tuple[str, str], StoredInstance]:
+        return {
+            (provider_slugs[provider_id], name): StoredInstance(pk, gpu_count)
+            for pk, provider_id, name, gpu_count in InstanceType.objects.filter(
+                provider__in=rows.values()
+            ).values_list("pk", "provider_id", "name", "gpu_count")
+        }
+
+    instances = stored_instances()
+    # Plain rows written by COPY on PostgreSQL: a marketplace brings thousands of instance types.
     new_instances = [
-        InstanceType(
-            provider=rows[p.slug],
-            name=i.name,
-            gpu=gpus[i.gpu.slug],
-            gpu_count=i.gpu_count,
-            gpu_sharing=i.gpu_sharing,
-            vcpus=i.vcpus,
-            ram_gib=i.ram_gib,
-            local_disk_gb=i.local_disk_gb,
-            local_disk_type=i.local_disk_type,
-            interconnect_intra=links.get(i.intra) if i.intra else None,
-            interconnect_inter=links.get(i.inter) if i.inter else None,
-            network_gbps=i.network_gbps,
-            source=BENCH_SOURCE,
-        )
+        {
+            "provider_id": rows[p.slug].pk,
+            "name": i.name,
+            "gpu_id": gpus[i.gpu.slug],
+            "gpu_count": i.gpu_count,
+            "gpu_sharing": i.gpu_sharing,
+            "vcpus": i.vcpus,
+            "ram_gib": i.ram_gib,
+            "local_disk_gb": i.local_disk_gb,
+            "local_disk_type": i.local_disk_type,
+            "interconnect_intra_id": links.get(i.intra) if i.intra else None,
+            "interconnect_inter_id": links.get(i.inter) if i.inter else None,
+            "network_gbps": i.network_gbps,
+            "source": BENCH_SOURCE,
+        }
         for p in providers
         for i in p.instances
         if (p.slug, i.name) not in instances
     ]
-    InstanceType.objects.bulk_create(new_instances, batch_size=BATCH)
+    rows_insert(InstanceType, new_instances)
     report.instance_types = len(new_instances)
-    for instance in new_instances:
-        instances[(instance.provider.slug, instance.name)] = instance
+    if new_instances:
+        instances = stored_instances()
     return report, regions, instances
 
 
@@ -471,7 +547,9 @@ def bench_catalog_scale(*, prices: int, now: datetime | None = None) -> ScaleRep
 
     Prices go through the catalog's one price-write module: ``price_figures_build`` checks and
     normalises each, ``prices_bulk_write`` writes them with their history. Missing prices are
-    created (``appeared``); a stored one whose quoted figures differ (``price_figures_changed``,
+    created (``appeared``) with the amount they first had; those that changed since (most spot
+    prices, a tenth of on-demand ones, CHANGED_SHARE) then get today's amount, which writes
+    their ``changed`` history row by the same rule. A stored one whose quoted figures differ (``price_figures_changed``,
     e.g. its home-currency amount after new exchange rates) is updated by the upsert rule; one
     whose figures match is left as it is, so running twice changes nothing. Prices beyond
     ``prices`` are deleted with their history.
@@ -481,7 +559,7 @@ def bench_catalog_scale(*, prices: int, now: datetime | None = None) -> ScaleRep
     providers = list(bench_providers(prices=prices, gpus=bench_gpu_table(), rates=rates))
     with transaction.atomic():
         report, regions, instances = bench_reference_ensure(providers)
-        wanted: dict[PriceKey, tuple[BenchOffer, InstanceType]] = {}
+        wanted: dict[PriceKey, tuple[BenchOffer, StoredInstance]] = {}
         for p in providers:
             for offer in p.offers:
                 instance = instances[(p.slug, offer.instance.name)]
@@ -498,39 +576,57 @@ def bench_catalog_scale(*, prices: int, now: datetime | None = None) -> ScaleRep
         extra = [row["id"] for key, row in stored.items() if key not in wanted]
         if extra:
             report.prices_deleted = _prices_delete(extra)
-        offers: list[tuple[PriceKey, PriceFigures]] = []
-        for key, (offer, instance) in wanted.items():
+
+        def figures(key: PriceKey, amount: Decimal, days_ago: float) -> PriceFigures:
+            offer, instance = wanted[key]
+            try:
+                return price_figures_build(
+                    amount=amount, currency=offer.currency, unit=offer.unit,
+                    pricing_model=offer.pricing_model, gpu_count=instance.gpu_count,
+                    rates=rates, observed_at=now - timedelta(days=days_ago),
+                    source=choices.PriceSource.SCRAPER, source_note=BENCH_NOTE,
+                )  # fmt: skip
+            except CatalogDataError as exc:
+                raise ValueError(f"bench price {key}: {exc}") from exc
+
+        # Offers in two rounds, both by the catalog's upsert rule in one prices_bulk_write: first
+        # every new price as it first appeared (and every stored one whose figures moved), then
+        # today's figures of the new prices that changed since (a ``changed`` history row each).
+        first: list[tuple[PriceKey, PriceFigures]] = []
+        later: list[tuple[PriceKey, PriceFigures]] = []
+        for key, (offer, _) in wanted.items():
             held = stored.get(key)
             quoted: dict[str, Any] = {
                 "amount": offer.amount,
                 "currency": offer.currency,
                 "unit": offer.unit,
             }
-            if held is not None and not price_figures_changed(held, quoted):
-                continue
-            try:
-                figures = price_figures_build(
-                    **quoted, pricing_model=offer.pricing_model, gpu_count=instance.gpu_count,
-                    rates=rates, observed_at=now - timedelta(days=offer.age_days),
-                    source=choices.PriceSource.SCRAPER, source_note=BENCH_NOTE,
-                )  # fmt: skip
-            except CatalogDataError as exc:
-                raise ValueError(f"bench price {key}: {exc}") from exc
-            offers.append((key, figures))
+            if held is not None:
+                if price_figures_changed(held, quoted):
+                    first.append((key, figures(key, offer.amount, offer.age_days)))
+            elif offer.first_amount is None:
+                first.append((key, figures(key, offer.amount, offer.age_days)))
+            else:
+                first_days = offer.age_days + offer.first_seen_days_before
+                first.append((key, figures(key, offer.first_amount, first_days)))
+                later.append((key, figures(key, offer.amount, offer.age_days)))
         # Only the stored prices whose quoted figures moved are read as model instances.
-        moved_ids = [stored[key]["id"] for key, _ in offers if key in stored]
-        existing: dict[PriceKey, Price] = {
-            (p.instance_type_id, p.region_id, p.pricing_model): p
-            for start in range(0, len(moved_ids), BATCH)
-            for p in Price.objects.filter(pk__in=moved_ids[start : start + BATCH])
-        }
-        events = prices_bulk_write(offers=offers, stored=existing, batch_size=BATCH)
+        moved_ids = [stored[key]["id"] for key, _ in first if key in stored]
+        events = prices_bulk_write(offers=first + later, stored=_prices_by_key(moved_ids))
         report.prices_created = events.get(choices.PriceEvent.APPEARED, 0)
         report.prices_changed = events.get(choices.PriceEvent.CHANGED, 0)
     report.prices_total = Price.objects.filter(
         instance_type__provider__in=bench_provider_queryset()
     ).count()
     return report
+
+
+def _prices_by_key(price_ids: list[int]) -> dict[PriceKey, Price]:
+    return {
+        (p.instance_type_id, p.region_id, p.pricing_model): p
+        for start in range(0, len(price_ids), BATCH)
+        for p in Price.objects.filter(pk__in=price_ids[start : start + BATCH])
+    }
 
 
 def _prices_delete(price_ids: list[int]) -> int:

@@ -19,7 +19,7 @@ from decimal import Decimal, InvalidOperation
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -42,6 +42,8 @@ from catalog.services import (
     price_figures_problems,
     price_history_values,
     price_normalise,
+    rows_insert,
+    rows_update,
     unmatched_gpu_name_record,
 )
 
@@ -538,7 +540,7 @@ def prices_ingest(
             }  # fmt: skip
             if previous is None:
                 # Plain rows, not model instances: building ~100,000 of those costs more than
-                # writing them (see _rows_insert).
+                # writing them (see catalog.services.rows_insert).
                 row = {
                     "instance_type_id": instance.pk, "region_id": region.pk,
                     "pricing_model": record.pricing_model, "observed_at": observed_at,
@@ -610,8 +612,8 @@ def prices_ingest(
             "observed_at": observed_at, "source": choices.PriceSource.SCRAPER,
             "scrape_run_id": run.pk, "missed_runs": 0, "gone_at": None, "updated_at": now,
         }  # fmt: skip
-        _rows_insert(Price, creates)
-        _rows_update(
+        rows_insert(Price, creates)
+        rows_update(
             Price,
             rewrites,
             ["amount", "currency", "unit", "usd_per_hour", "usd_per_gpu_hour", "extra"],
@@ -625,7 +627,7 @@ def prices_ingest(
             )
         for ids in _batches(gone):
             Price.objects.filter(pk__in=ids).update(gone_at=now)
-        _rows_insert(PriceHistory, history)
+        rows_insert(PriceHistory, history)
         QuarantinedPrice.objects.bulk_create(held, batch_size=1000)
     return report
 
@@ -633,82 +635,6 @@ def prices_ingest(
 def _batches(ids: list[int], size: int = 5000) -> Iterator[list[int]]:
     for start in range(0, len(ids), size):
         yield ids[start : start + size]
-
-
-def _rows_insert(model, rows: list[dict]) -> None:
-    """Insert new rows given as {attname: value}: on PostgreSQL with COPY (bulk_create spends
-    ~100 us a row on model instances and value preparation), elsewhere with bulk_create.
-    Fields left out take their defaults; auto_now fields the time of the insert."""
-    if not rows:
-        return
-    if connection.vendor != "postgresql":
-        model.objects.bulk_create([model(**row) for row in rows], batch_size=1000)
-        return
-    from psycopg.types.json import Jsonb
-
-    now = timezone.now()
-    fields = [f for f in model._meta.concrete_fields if not f.primary_key]
-    fixed = {}
-    for f in fields:
-        if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False):
-            fixed[f.attname] = now
-        else:
-            fixed[f.attname] = f.get_default()  # "" for text fields without a default
-    json_fields = {f.attname for f in fields if f.get_internal_type() == "JSONField"}
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-    names = [f.attname for f in fields]
-    sql = f"COPY {connection.ops.quote_name(model._meta.db_table)} ({columns}) FROM STDIN"
-    connection.ensure_connection()
-    with connection.connection.cursor() as cursor, cursor.copy(sql) as copy:
-        for row in rows:
-            values = [row[n] if n in row else fixed[n] for n in names]
-            for i, n in enumerate(names):
-                if n in json_fields:
-                    values[i] = Jsonb(values[i])
-            copy.write_row(values)
-
-
-def _rows_update(
-    model, rows: list[dict], fields: list[str], *, constants: dict | None = None
-) -> None:
-    """Write per-row values of ``fields`` (rows given as {"id": ..., field: value}) and the same
-    ``constants`` ({attname: value}) to every row: on PostgreSQL one ``UPDATE ... FROM (VALUES
-    ...)`` per batch (bulk_update's CASE WHEN grows with the square of the batch), elsewhere
-    bulk_update."""
-    if not rows:
-        return
-    constants = constants or {}
-    if connection.vendor != "postgresql":
-        objs = [
-            model(pk=row["id"], **{name: row[name] for name in fields}, **constants) for row in rows
-        ]
-        names = fields + [model._meta.get_field(a).name for a in constants if a not in fields]
-        model.objects.bulk_update(objs, names, batch_size=500)
-        return
-    meta = model._meta
-    columns = [meta.get_field(name) for name in fields]
-    fixed = [f for f in meta.concrete_fields if f.attname in constants]
-    assignments = ", ".join(
-        [f"{c.column} = v.{c.column}::{c.db_type(connection)}" for c in columns]
-        + [f"{f.column} = %s" for f in fixed]
-    )
-    fixed_params = [f.get_db_prep_save(constants[f.attname], connection) for f in fixed]
-    column_list = ", ".join(column.column for column in columns)
-    placeholder = "(" + ", ".join(["%s"] * (len(columns) + 1)) + ")"
-    for start in range(0, len(rows), 1000):
-        chunk = rows[start : start + 1000]
-        sql = (
-            f"UPDATE {meta.db_table} AS p SET {assignments} FROM (VALUES "  # noqa: S608
-            + ", ".join([placeholder] * len(chunk))
-            + f") AS v(id, {column_list}) WHERE p.id = v.id::bigint"
-        )
-        params = list(fixed_params)
-        for row in chunk:
-            params.append(row["id"])
-            for column in columns:
-                params.append(column.get_db_prep_save(row[column.attname], connection))
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
 
 
 def _history_row(price: dict, event: str, previous_amount: Decimal | None, run: ScrapeRun) -> dict:

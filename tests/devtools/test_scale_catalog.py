@@ -49,7 +49,9 @@ def test_bench_providers_are_marked_and_realistic():
         for p in providers
     )  # fmt: skip
     prices = bench_prices()
-    assert set(prices.values_list("pricing_model", flat=True)) >= {"on_demand", "spot"}
+    assert set(prices.values_list("pricing_model", flat=True)) >= {
+        "on_demand", "spot", "reserved_1y", "reserved_3y",
+    }  # fmt: skip
     counts = set(prices.values_list("instance_type__gpu_count", flat=True))
     assert {int(c) for c in counts} <= {1, 2, 4, 8} and len(counts) >= 3
     assert prices.values("instance_type__gpu").distinct().count() >= 10
@@ -58,9 +60,27 @@ def test_bench_providers_are_marked_and_realistic():
     instances = InstanceType.objects.filter(provider__in=providers)
     assert not instances.filter(gpu_count=1, interconnect_intra__isnull=False).exists()
     assert not instances.filter(gpu_count=8, interconnect_intra__isnull=True).exists()
-    # Every price was normalised and has its history row.
+    # Every price was normalised and has its history: an ``appeared`` row each, and a
+    # ``changed`` row for those whose amount moved since (most spot prices, few others), whose
+    # amounts chain: appeared at the first amount, changed from it to today's.
     assert not prices.filter(usd_per_gpu_hour__lte=0).exists()
-    assert PriceHistory.objects.filter(instance_type__provider__in=providers).count() == 1500
+    history = PriceHistory.objects.filter(instance_type__provider__in=providers)
+    assert history.filter(event="appeared").count() == 1500
+    changed = history.filter(event="changed")
+    spot = prices.filter(pricing_model="spot").count()
+    assert spot * 0.5 < changed.filter(pricing_model="spot").count() < spot * 0.9
+    on_demand = prices.filter(pricing_model="on_demand").count()
+    assert changed.filter(pricing_model="on_demand").count() < on_demand * 0.2
+    for row in changed[:50]:
+        price = prices.get(
+            instance_type=row.instance_type, region=row.region, pricing_model=row.pricing_model
+        )
+        appeared = history.get(
+            instance_type=row.instance_type, region=row.region, pricing_model=row.pricing_model,
+            event="appeared",
+        )  # fmt: skip
+        assert row.amount == price.amount and row.previous_amount == appeared.amount
+        assert appeared.observed_at < row.observed_at
 
 
 def test_same_size_twice_changes_nothing_and_larger_adds():
@@ -126,6 +146,7 @@ def test_bench_prices_follow_the_catalogs_one_price_rule():
     ``changed`` history row (price_figures_changed, price_change_apply); a curator-locked one
     stays; USD figures alone never make a history row."""
     call_command("scale_catalog", prices=300, verbosity=0)
+    changed_before = PriceHistory.objects.filter(event="changed").count()
     edited, locked, renormalised = bench_prices().order_by("pk")[:3]
     generated = edited.amount
     bench_prices().filter(pk=edited.pk).update(amount=generated * 2)
@@ -139,8 +160,8 @@ def test_bench_prices_follow_the_catalogs_one_price_rule():
     history = PriceHistory.objects.filter(
         instance_type=edited.instance_type, region=edited.region,
         pricing_model=edited.pricing_model, event="changed",
-    ).get()  # fmt: skip
+    ).latest("id")  # fmt: skip
     assert history.previous_amount == generated * 2 and history.amount == generated
     assert bench_prices().get(pk=locked.pk).amount == locked.amount * 2
     assert bench_prices().get(pk=renormalised.pk).usd_per_hour == renormalised.usd_per_hour * 2
-    assert PriceHistory.objects.filter(event="changed").count() == 1
+    assert PriceHistory.objects.filter(event="changed").count() == changed_before + 1
