@@ -777,7 +777,7 @@ def prices_bulk_write(
                 )
             )
             continue
-        price = existing if row is None else Price(**row)
+        price = existing if existing is not None else Price(**(row or {}))
         change = price_change_apply(price, incoming)
         if not change.moved:
             continue
@@ -811,7 +811,7 @@ def prices_bulk_write(
 # --- Bulk row writers (the bulk price writers and the scrapers' ingest) ----------------------
 
 
-def rows_insert(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
+def rows_insert(model: Any, rows: list[dict[str, Any]]) -> None:
     """Insert new rows given as {attname: value}: on PostgreSQL with COPY (bulk_create spends
     ~100 us a row on model instances and value preparation), elsewhere with bulk_create.
     Fields left out take their defaults; auto_now fields the time of the insert."""
@@ -845,7 +845,7 @@ def rows_insert(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
 
 
 def rows_update(
-    model: type[models.Model],
+    model: Any,
     rows: list[dict[str, Any]],
     fields: list[str],
     *,
@@ -882,12 +882,12 @@ def rows_update(
     definitions = ", ".join(
         ["id bigint"] + [f"{quote(c.column)} {c.db_type(connection)}" for c in columns]
     )
-    names = ", ".join(quote(c.column) for c in columns)
+    column_list = ", ".join(quote(c.column) for c in columns)
     connection.ensure_connection()
     with connection.cursor() as cursor:
         cursor.execute(f"DROP TABLE IF EXISTS {temp}")
         cursor.execute(f"CREATE TEMP TABLE {temp} ({definitions})")
-        with cursor.cursor.copy(f"COPY {temp} (id, {names}) FROM STDIN") as copy:
+        with cursor.cursor.copy(f"COPY {temp} (id, {column_list}) FROM STDIN") as copy:
             for row in rows:
                 values = [row["id"]]
                 for column in columns:
