@@ -35,6 +35,12 @@ _PRICING_MODEL_WORDS = {
 }
 
 
+# An offer named in a message: the English label is the ``offer`` param; these parts beside it
+# (``offer_provider``, ...) let other languages write it their way.
+OFFER_PARTS = ("provider", "instance_type", "region", "pricing_model")
+OFFER_TEMPLATES = {"zh-hans": "{provider}/{instance_type}（{region}，{pricing}）"}
+
+
 class RejectionCode(StrEnum):
     """Why an offer has no plan: the keys of a recommendation's ``rejected``."""
 
@@ -636,6 +642,15 @@ def message_render(
     reason = values.get("reason")
     if reason is not None:
         values.setdefault("reason_text", message_render(reason, {}, lang))
+    parts = [values.get(f"offer_{part}") for part in OFFER_PARTS]
+    if lang != DEFAULT_LANGUAGE and all(parts):
+        # "aws/p5.48xlarge in us-east-1 (spot)" in the reader's language, from its parts.
+        provider, instance_type, region, model = (str(part) for part in parts)
+        names: dict[str, str] = {str(k): v for k, v in _PRICING_MODEL_WORDS.get(lang, {}).items()}
+        words = names.get(model, model)
+        values["offer"] = OFFER_TEMPLATES[lang].format(
+            provider=provider, instance_type=instance_type, region=region, pricing=words
+        )
     notes = values.get("notes")
     if notes and lang != DEFAULT_LANGUAGE:
         # A provider's compliance note is curated in English; web/provider_notes.py marks each

@@ -213,7 +213,7 @@ def _failure_example(
 ) -> Message:
     """The example a rejection lists, written only for the first few of each reason."""
     step = failure.step
-    named = {"offer": offer.label}
+    named: dict[str, Any] = {**offer.label_params}
     if step is None:
         return Message(C.EXAMPLE_OFFER, named)
     if isinstance(step, OverMax):

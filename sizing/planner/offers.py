@@ -55,6 +55,18 @@ class Offer:
     def label(self) -> str:
         return f"{self.provider}/{self.instance_type} in {self.region} ({self.pricing_model})"
 
+    @property
+    def label_params(self) -> dict[str, str]:
+        """A message's ``offer`` (the English label) and its parts, from which
+        ``sizing.messages`` writes the offer in another language."""
+        return {
+            "offer": self.label,
+            "offer_provider": self.provider,
+            "offer_instance_type": self.instance_type,
+            "offer_region": self.region,
+            "offer_pricing_model": self.pricing_model,
+        }
+
 
 @dataclass(frozen=True)
 class Constraints:

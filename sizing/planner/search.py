@@ -130,7 +130,7 @@ class _Planner:
 
         def example(offer: Offer) -> Message:
             if failure is None:
-                return Message(MessageCode.EXAMPLE_OFFER, {"offer": offer.label})
+                return Message(MessageCode.EXAMPLE_OFFER, offer.label_params)
             profile = self.profiles[_hardware_key(offer)]
             return _failure_example(offer, failure, profile, self.workload, self.max_gpus)
 

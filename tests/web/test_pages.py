@@ -717,6 +717,11 @@ def test_chinese_plan_page_gives_the_decision_in_chinese(client):
     examples = [e for entry in zh["rejected"] for e in entry["examples"]]
     sentences = [e for e in examples if "\uff1a" in e or ": " in e]  # a colon, full-width or not
     assert sentences and all(CJK.search(e) for e in sentences), sentences
+    # ... and the offer itself is written in Chinese too: aws/p5 (us-east-1, 竞价) with
+    # full-width brackets and comma.
+    pricing_code = re.compile(r"\((on_demand|spot|monthly|yearly|reserved_\w+|marketplace)\)")
+    assert not any(" in " in e or pricing_code.search(e) for e in examples), examples
+    assert any("\uff08" in e and "\uff0c" in e for e in examples), examples
 
 
 def test_chinese_nothing_fits_names_the_chinese_label(client):
