@@ -136,6 +136,9 @@ def test_the_config_loads(proxy):
     assert _send(port, _head("GET", "/livez"), []).startswith(b"HTTP/1.1 200")
 
 
+PAUSE_S = 0.5  # between the four pieces of a slow client's body
+
+
 def test_a_slow_body_is_buffered_and_does_not_hold_the_backend(proxy):
     port, backend = proxy
     parts = [b'{"workload": ', b'{"model": ', b'"llama-3-8b"}', b"}"]
@@ -143,7 +146,7 @@ def test_a_slow_body_is_buffered_and_does_not_hold_the_backend(proxy):
     slow: dict[str, object] = {}
 
     def trickle() -> None:
-        slow["answer"] = _send(port, _head("POST", "/api/estimate", len(body)), parts, 0.4)
+        slow["answer"] = _send(port, _head("POST", "/api/estimate", len(body)), parts, PAUSE_S)
         slow["done"] = time.monotonic()
 
     started = time.monotonic()
@@ -157,14 +160,14 @@ def test_a_slow_body_is_buffered_and_does_not_hold_the_backend(proxy):
     # The backend serves one request at a time, yet the fast request was answered while the
     # slow body was still arriving: nginx, not the backend, waited for it.
     assert fast.startswith(b"HTTP/1.1 200")
-    assert fast_done - started < 1.0 < slow["done"] - started
+    assert fast_done - started < 1.5 < 4 * PAUSE_S <= slow["done"] - started
     assert slow["answer"].startswith(b"HTTP/1.1 200")
     posted = [r for r in backend.seen if "body" in r]
     assert len(posted) == 1
     # ... and passed the body on whole, with its length, once the last byte had come.
     assert posted[0]["body"] == body
     assert posted[0]["headers"]["Content-Length"] == str(len(body))
-    assert posted[0]["at"] - started > 4 * 0.4 - 0.1
+    assert posted[0]["at"] - started >= 4 * PAUSE_S
 
 
 def test_an_oversized_body_is_refused_before_the_backend_in_the_api_shape(proxy):
@@ -177,11 +180,17 @@ def test_an_oversized_body_is_refused_before_the_backend_in_the_api_shape(proxy)
 
 def test_a_burst_over_the_per_address_rate_gets_json_429s_with_retry_after(proxy):
     port, backend = proxy
-    answers = [_send(port, _head("GET", "/api/gpus/"), []) for _ in range(100)]
-    refused = [a for a in answers if a.startswith(b"HTTP/1.1 429")]
-    # 30 requests/s with a burst of 60: at least the 62nd of 100 sent at once is refused.
-    assert refused and len(backend.seen) + len(refused) == 100
-    assert b"Retry-After: 1" in refused[0] and b"application/json" in refused[0]
+    # 30 requests/s with a burst of 60: sent back to back (faster than 30/s even on a busy
+    # machine), the first refusal comes after at least the 60 the burst allows.
+    refused = b""
+    for _ in range(400):
+        answer = _send(port, _head("GET", "/api/gpus/"), [])
+        if answer.startswith(b"HTTP/1.1 429"):
+            refused = answer
+            break
+    assert refused, "no request was refused"
+    assert len(backend.seen) >= 60
+    assert b"Retry-After: 1" in refused and b"application/json" in refused
 
 
 @override_settings(TRUSTED_PROXY_COUNT=1)
