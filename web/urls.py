@@ -17,4 +17,6 @@ urlpatterns = [
     path("providers", views.provider_list, name="providers"),
     path("providers/<str:slug>", views.provider_detail, name="provider"),
     path("i18n/", include("django.conf.urls.i18n")),
+    # Browsers ask for it on pages that name no icon (the admin's, the API docs').
+    path("favicon.ico", views.favicon, name="favicon"),
 ]

@@ -18,6 +18,7 @@ from django.forms import ChoiceField
 from django.http import (
     HttpRequest,
     HttpResponse,
+    HttpResponsePermanentRedirect,
     HttpResponseRedirect,
     JsonResponse,
     QueryDict,
@@ -25,6 +26,7 @@ from django.http import (
 )
 from django.shortcuts import render
 from django.template import loader
+from django.templatetags.static import static
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import get_language
@@ -183,6 +185,12 @@ def _multi_summary(form: PriceBrowseForm | GPUListForm, name: str) -> str:
 
 # Optional columns that can be sorted by.
 OPTIONAL_SORTED = ("memory", "vcpus", "ram", "network")
+
+
+@require_safe
+def favicon(request: HttpRequest) -> HttpResponse:
+    """/favicon.ico : the pages' icon, for pages that do not name one (no 404 in the console)."""
+    return HttpResponsePermanentRedirect(static("web/favicon.svg"))
 
 
 @require_safe

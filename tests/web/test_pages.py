@@ -731,6 +731,15 @@ def test_chinese_nothing_fits_names_the_chinese_label(client):
     assert all(CJK.search(line) for line in response.context["advice"])
 
 
+def test_favicon_ico_is_the_pages_icon(client):
+    # Pages that name no icon (the admin's) make the browser ask for /favicon.ico.
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301 and response["Location"].endswith("favicon.svg")
+    from django.contrib.staticfiles import finders
+
+    assert finders.find("web/favicon.svg")
+
+
 def test_english_is_the_default(client):
     body = text(client.get("/", HTTP_ACCEPT_LANGUAGE="fr-FR"))
     assert 'lang="en"' in body and "Skip to content" in body
