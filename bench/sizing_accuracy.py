@@ -13,7 +13,8 @@ Each row is a workload in the estimator's own field names plus what was measured
 - throughput: training tokens/s per GPU; decode: generated tokens/s of the whole job;
   gpu_hours: GPU-hours of a published training run.
 Models that are not presets carry their architecture in the `arch` column.
-GPU figures come from fixtures/gpus.yaml.
+GPU figures come from fixtures/gpus.yaml; `gpu_memory_bandwidth_gb_s`, where given, is the
+bandwidth the row's source states for its part when that differs from the catalog's.
 
 Two figures per row. raw: the estimator as shipped. loso (leave one source out): the row
 predicted after every constant of sizing/compute.py that was read off calibration rows (FITTED)
@@ -33,7 +34,7 @@ import statistics
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
 
@@ -87,6 +88,16 @@ def arch_from_row(row: dict) -> ModelArch:
     return ModelArch(params_b=float(row["params_b"]), source=row["source"], **kwargs)
 
 
+def row_gpu(row: dict, gpus: dict) -> GPUSpec:
+    """The row's GPU from fixtures/gpus.yaml, with the memory bandwidth its source states where
+    the part differs from the catalog's (torchtitan's Grand Teton H100s: 96 GB HBM2e at
+    2.4 TB/s, not the SXM5's 3.35)."""
+    gpu = gpus[row["gpu"]]
+    if row.get("gpu_memory_bandwidth_gb_s"):
+        gpu = replace(gpu, memory_bandwidth_gb_s=float(row["gpu_memory_bandwidth_gb_s"]))
+    return gpu
+
+
 _PREPARED: dict[tuple, tuple] = {}
 
 
@@ -103,7 +114,7 @@ def _prepare(row: dict, presets: dict, gpus: dict) -> tuple:
         data.pop("params_b", None)
         data["model"] = arch.name
     w = parse_workload(data, table)
-    gpu = gpus[row["gpu"]]
+    gpu = row_gpu(row, gpus)
     n = int(row["gpu_count"] or 1)
     topo = Topology(
         gpu_count=n,
@@ -267,6 +278,18 @@ FITTED: tuple[Fitted, ...] = (
         1.5,
         1.0,
     ),
+    # Training steps run under torch.compile (the rows whose source says it was on).
+    Fitted(
+        compute,
+        "COMPILE_SPEEDUP",
+        (
+            lambda f: _throughput(f) and _dense(f) and f["compile"],
+            lambda f: _throughput(f) and f["compile"],
+        ),
+        0.5,
+        2.0,
+        1.0,
+    ),
     Fitted(compute, "MOE_EFFICIENCY", (lambda f: f["is_training"] and f["moe"],), 0.1, 1.5, 1.0),
     Fitted(
         compute,
@@ -336,7 +359,7 @@ def facts(row: dict, presets: dict, gpus: dict) -> dict:
         data.pop("params_b", None)
         data["model"] = arch.name
     w = parse_workload(data, table)
-    gpu = gpus[row["gpu"]]
+    gpu = row_gpu(row, gpus)
     peak, _ = compute.peak_flops(gpu, "bf16")
     bw = (gpu.memory_bandwidth_gb_s or 0) * 1e9
     n = int(row["gpu_count"] or 1)
@@ -348,6 +371,7 @@ def facts(row: dict, presets: dict, gpus: dict) -> dict:
         "hidden": w.arch.hidden_size or 0,
         "precision": w.precision,
         "seq_len": w.seq_len,
+        "compile": w.compile,
         # serving on n GPUs is one tensor-parallel replica (sizing/estimator.py _inference_tp)
         "tp": int(row["tensor_parallel"] or 1) if w.is_training else n,
         "nodes": -(-n // int(row["gpus_per_node"] or 8)),

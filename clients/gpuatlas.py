@@ -546,7 +546,7 @@ WORKLOAD_OPTIONS: list[tuple[str, str, str, str | None, str]] = [
     (
         "framework",
         "choice",
-        "hf, torchtune, litgpt, axolotl, unsloth, llama_factory, deepspeed, megatron, torchtitan, vllm, sglang. Sets the defaults of loss, activation_offloading and optimizer_in_backward.",
+        "hf, torchtune, litgpt, axolotl, unsloth, llama_factory, deepspeed, megatron, torchtitan, vllm, sglang. Sets the defaults of loss, activation_offloading, optimizer_in_backward and compile.",
         None,
         "--framework",
     ),
@@ -570,6 +570,13 @@ WORKLOAD_OPTIONS: list[tuple[str, str, str, str | None, str]] = [
         "Each gradient is applied and freed during backward (default: the framework's).",
         None,
         "--optimizer-in-backward",
+    ),
+    (
+        "compile",
+        "bool",
+        "Training step compiled with torch.compile: pointwise ops fused and recomputed in backward instead of saved, and a faster step (default: the framework's).",
+        None,
+        "--compile",
     ),
 ]
 PRICING_MODELS: tuple[str, ...] = (

@@ -2,8 +2,15 @@
 
 Only behaviour the estimator models is listed: how the loss head is computed (`loss`), whether
 saved activations go to host memory, whether the optimizer step runs inside backward (so
-only one parameter's gradient is alive at a time), and whether QLoRA keeps the parameters it
-does not quantise in fp32. A workload field given explicitly wins.
+only one parameter's gradient is alive at a time), whether QLoRA keeps the parameters it
+does not quantise in fp32, and whether the training step runs under torch.compile. A workload
+field given explicitly wins.
+
+torch.compile is off by default in every framework listed: HF TrainingArguments
+`torch_compile=False`; torchtune's recipe configs `compile: False` ("True increases speed +
+decreases memory"; its README's published tables were run with it on); torchtitan's job config
+`[compile] enable = false` (its benchmark tables say when they turned it on). Calibration rows
+set `compile` from what their source says.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ class Framework:
     optimizer_in_backward: bool = False
     # QLoRA: embeddings, head and norms (everything not stored in 4 bits) held in fp32.
     qlora_fp32_unquantised: bool = False
+    compile: bool = False  # torch.compile on the training step
     source: str = ""
 
 

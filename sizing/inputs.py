@@ -242,7 +242,7 @@ WORKLOAD: tuple[Field, ...] = (
         "framework",
         "choice",
         gettext_noop("Framework"),
-        "Sets the defaults of loss, activation_offloading and optimizer_in_backward.",
+        "Sets the defaults of loss, activation_offloading, optimizer_in_backward and compile.",
         FRAMEWORK_NAMES,
         default="hf",
     ),
@@ -266,6 +266,14 @@ WORKLOAD: tuple[Field, ...] = (
         "bool",
         gettext_noop("Optimizer step in backward"),
         "Each gradient is applied and freed during backward (default: the framework's).",
+        form=False,
+    ),
+    Field(
+        "compile",
+        "bool",
+        gettext_noop("torch.compile"),
+        "Training step compiled with torch.compile: pointwise ops fused and recomputed in "
+        "backward instead of saved, and a faster step (default: the framework's).",
         form=False,
     ),
 )

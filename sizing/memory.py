@@ -72,6 +72,14 @@ LOSS_BYTES_PER_LOGIT = 12.0
 # README measures 8.1 GiB saved by chunking at 2 x 4096 tokens x 128k vocabulary, i.e. 12 -> 3.7
 # B per logit. fused (Unsloth's Triton cross-entropy): bf16 logits only, gradient in place.
 LOSS_BYTES_BY_MODE = {"standard": LOSS_BYTES_PER_LOGIT, "chunked": 2 + 12 / 8, "fused": 2.0}
+# torch.compile (workload.compile): Inductor partitions the joint forward/backward graph with
+# AOTAutograd's min-cut rematerialisation (pytorch/pytorch torch/_inductor/compile_fx.py
+# partition_fn -> torch/_functorch/partitioners.py min_cut_rematerialization_partition), which
+# recomputes cheap pointwise ops in backward instead of saving their outputs. Per layer that drops
+# the norms' fp32 upcast copies (the fused norm saves its 16-bit input and one statistic per
+# token) and the MLP's pointwise outputs: act(gate) and act(gate) * up (SwiGLU keeps gate and
+# up), or act(x) (GELU keeps its input). Under op-level selective checkpointing the policy, not the
+# partitioner, decides what is saved, so nothing changes there.
 # Op-level selective checkpointing (torchtitan `selective_ac_option = "op"`) saves the output of
 # every other matmul plus the attention kernel's output and recomputes the rest of the layer.
 OP_SELECTIVE_SAVED_MATMUL_SHARE = 0.5
@@ -209,7 +217,7 @@ def activation_bytes_per_token(w: Workload, *, moe_layer: bool) -> tuple[float, 
     # Norm inputs: under autocast (mixed precision) the residual stream stays fp32, so norms
     # save fp32 inputs; RMSNorm also keeps an fp32 copy in 16-bit training.
     norm_e = (4.0 if w.mixed_precision else e) + (
-        RMSNORM_FP32_UPCAST_BYTES if a.norm == "rmsnorm" and e == 2 else 0
+        RMSNORM_FP32_UPCAST_BYTES if a.norm == "rmsnorm" and e == 2 and not w.compile else 0
     )
     out = 2 * h * norm_e
     # Attention: shared input of q/k/v, the q, k, v the kernel saves, the output (o_proj input).
@@ -219,11 +227,13 @@ def activation_bytes_per_token(w: Workload, *, moe_layer: bool) -> tuple[float, 
     # MLP.
     inter = float(a.moe_intermediate_active() if moe_layer else (a.intermediate_size or 4 * h))
     if a.gated_mlp:
-        out += 3 * inter * e  # gate and up outputs, act(gate)
+        out += (2 if w.compile else 3) * inter * e  # gate and up outputs, act(gate)
     else:
         out += inter * e  # activation input
     if not frozen_mlp:
-        out += h * e + inter * e  # MLP input, down/fc2 input (inputs of trainable linears)
+        out += h * e  # MLP input (input of a trainable linear)
+        if not w.compile:  # compiled: recomputed from the saved pointwise inputs
+            out += inter * e  # down/fc2 input
     if moe_layer:
         out += (
             2 * a.active_experts * h * e + a.experts * 4

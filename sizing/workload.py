@@ -104,6 +104,7 @@ class Workload:
     loss: str = "standard"  # how the loss head is computed (sizing/frameworks.py)
     activation_offloading: bool = False
     optimizer_in_backward: bool = False
+    compile: bool = False  # torch.compile on the training step (sizing/frameworks.py)
     architecture: str | None = None  # the config.json given, as canonical JSON
     arch: ModelArch = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
 
@@ -300,7 +301,7 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
     framework = choice("framework")
     loss = choice("loss")
     flags: dict[str, bool | None] = {}
-    for name in ("activation_offloading", "optimizer_in_backward"):
+    for name in ("activation_offloading", "optimizer_in_backward", "compile"):
         flags[name] = None
         if name in raw:
             flags[name] = _as_bool(raw[name])
@@ -438,6 +439,7 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
         activation_offloading=habits.activation_offloading if offload is None else offload,
         optimizer_in_backward=(habits.optimizer_in_backward if in_backward is None else in_backward)
         and training,
+        compile=(habits.compile if flags["compile"] is None else flags["compile"]) and training,
         arch=arch,
     )
 

@@ -48,3 +48,25 @@ def test_the_shipped_constants_are_back_after_leave_one_source_out():
     )
     assert gpt_fast["ALLREDUCE_LATENCY_S[nvlink]"] == 0.0
     assert len(errors) == len(rows)
+
+
+def test_the_shipped_constants_are_the_all_source_fit():
+    """sizing/compute.py ships what the fitting method gives on every source (rounded to within
+    1%), so the constants cannot drift from the calibration that LOSO judges."""
+    presets, gpus = load_presets(), sa.load_gpus()
+    rows = _rows()
+    facts = [sa.facts(r, presets, gpus) for r in rows]
+    with sa.shipped_constants():
+        shipped = {c.label: c.get() for c in sa.FITTED}
+        everyone = sa.fit_constants(rows, facts, None, presets, gpus)
+    off = {
+        label: (shipped[label], fit)
+        for label, fit in everyone.items()
+        if abs(shipped[label] - fit) > 0.01 * abs(fit) + 1e-12
+    }
+    assert not off, f"shipped vs all-source fit: {off}"
+    # the entries tied to a fitted one follow it
+    assert (
+        compute.DECODE_BANDWIDTH_EFFICIENCY["fp16"] == compute.DECODE_BANDWIDTH_EFFICIENCY["bf16"]
+    )
+    assert compute.ALLREDUCE_LATENCY_S["pcie"] == 2 * compute.ALLREDUCE_LATENCY_S["nvlink"]
