@@ -8,8 +8,9 @@ field given explicitly wins.
 
 torch.compile is off by default in every framework listed: HF TrainingArguments
 `torch_compile=False`; torchtune's recipe configs `compile: False` ("True increases speed +
-decreases memory"; its README's published tables were run with it on); torchtitan's job config
-`[compile] enable = false` (its benchmark tables say when they turned it on). Calibration rows
+decreases memory"; its README's published tables were run with it on); torchtitan's
+torchtitan/config/job_config.py `Compile.enable = False` (its benchmark tables say when they
+turned it on). Calibration rows
 set `compile` from what their source says.
 """
 
