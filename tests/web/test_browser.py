@@ -335,6 +335,15 @@ def _price_browser_on_a_phone(browser, live_server):
     shot = OUTPUT / "prices-phone-zh.png"
     page.screenshot(path=str(shot))
     print(f"screenshot: {shot}")
+    # The instance type's page and the compare view fit the phone too, in Chinese, with yuan.
+    with page.expect_navigation():
+        card.locator("td.instance-cell a").click()
+    assert "/instances/autodl/" in page.url
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390 + 1
+    assert "¥" in page.inner_text("main") and "按量付费" in page.inner_text("main")
+    page.goto(f"{live_server.url}/compare?offer=autodl/H800&offer=aws/p5.48xlarge")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390 + 1
+    assert "¥" in page.locator("#compare-table").inner_text()
     assert seen["outside"] == [] and seen["errors"] == [], seen
     phone.close()
 
