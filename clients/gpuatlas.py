@@ -579,6 +579,19 @@ WORKLOAD_OPTIONS: list[tuple[str, str, str, str | None, str]] = [
         "--compile",
     ),
 ]
+CONSTRAINT_LISTS: list[str] = ["providers", "regions", "countries", "pricing", "gpus"]
+CONSTRAINT_VALUES: list[str] = [
+    "mainland_china",
+    "max_usd_per_hour",
+    "max_total_usd",
+    "max_hours",
+    "min_gpu_memory_gb",
+    "max_gpus",
+    "allow_multi_node",
+    "datacenter_only",
+    "include_stale",
+    "fit_on",
+]
 PRICING_MODELS: tuple[str, ...] = (
     "on_demand",
     "spot",
@@ -590,11 +603,6 @@ PRICING_MODELS: tuple[str, ...] = (
 OBJECTIVES: tuple[str, ...] = ("cheapest", "fastest", "cheapest_hourly")
 # --- End of the generated options. ---
 WORKLOAD_FIELDS = [row[0] for row in WORKLOAD_OPTIONS]
-CONSTRAINT_LISTS = ["providers", "regions", "countries", "pricing", "gpus"]
-CONSTRAINT_VALUES = [
-    "mainland_china", "max_usd_per_hour", "max_total_usd", "max_hours", "min_gpu_memory_gb",
-    "max_gpus", "allow_multi_node", "datacenter_only", "include_stale", "fit_on",
-]  # fmt: skip
 
 
 def workload_of(args: argparse.Namespace) -> dict[str, Any]:

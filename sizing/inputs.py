@@ -410,10 +410,15 @@ CLI_END = "# --- End of the generated options. ---"
 
 def cli_block() -> str:
     """The Python source of the CLI's generated block (between CLI_BEGIN and CLI_END): the
-    workload options, the pricing models (catalog/pricing.py) and the objectives."""
+    workload options, the constraint fields it sends (lists and single values; their flags are
+    written by hand, tests/clients checks each has one), the pricing models (catalog/pricing.py)
+    and the objectives."""
     lines = [CLI_BEGIN, "WORKLOAD_OPTIONS: list[tuple[str, str, str, str | None, str]] = ["]
     lines += [f"    {row!r}," for row in cli_options()]
     lines += ["]"]
+    cli = [f for f in CONSTRAINTS if f.cli]
+    lines += [f"CONSTRAINT_LISTS: list[str] = {[f.name for f in cli if f.kind == 'list']!r}"]
+    lines += [f"CONSTRAINT_VALUES: list[str] = {[f.name for f in cli if f.kind != 'list']!r}"]
     lines += [f"PRICING_MODELS: tuple[str, ...] = {PRICING_MODELS!r}"]
     lines += [f"OBJECTIVES: tuple[str, ...] = {OBJECTIVES!r}", CLI_END]
     return "\n".join(lines) + "\n"

@@ -34,6 +34,21 @@ def test_the_pricing_help_lists_every_pricing_model(command, capsys):
     assert ", ".join(PricingModel) in help_text
 
 
+def test_every_cli_constraint_is_sent_and_has_a_flag():
+    """A constraint added to sizing/inputs.py fails here until `make schema` lists it and the
+    CLI has a flag for it (the flags are spelt by hand: --no-multi-node, --exclude-stale)."""
+    cli = [f.name for f in inputs.CONSTRAINTS if f.cli]
+    assert [
+        f.name for f in inputs.CONSTRAINTS if f.cli and f.kind == "list"
+    ] == gpuatlas.CONSTRAINT_LISTS
+    assert sorted(gpuatlas.CONSTRAINT_LISTS + gpuatlas.CONSTRAINT_VALUES) == sorted(cli)
+    parser = gpuatlas.build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    for command in ("recommend", "compare"):
+        dests = {action.dest for action in commands[command]._actions}
+        assert set(cli) <= dests, (command, sorted(set(cli) - dests))
+
+
 def test_generated_block_is_delimited_once():
     text = (ROOT / "clients" / "gpuatlas.py").read_text(encoding="utf-8")
     assert text.count(inputs.CLI_BEGIN) == 1 and text.count(inputs.CLI_END) == 1

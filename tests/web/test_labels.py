@@ -61,3 +61,13 @@ def test_every_providers_compliance_note_has_a_chinese_translation():
         assert note in COMPLIANCE_NOTES, f"{slug}: its note is not in web/provider_notes.py"
         with translation.override("zh-hans"):
             assert translation.gettext(note) != note, f"{slug}: no Chinese translation"
+
+
+def test_every_constraint_meant_for_the_plan_page_has_a_field():
+    """The plan form's constraint fields are written by hand (labels, widgets); a constraint
+    added to sizing/inputs.py with form=True fails here until the form has it."""
+    from sizing import inputs
+    from web.forms import PlanForm
+
+    wanted = {f.name for f in inputs.CONSTRAINTS if f.form}
+    assert wanted <= set(PlanForm.base_fields), sorted(wanted - set(PlanForm.base_fields))
