@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from .memory import DTYPE_BYTES, FREEZE_TRAINABLE_LAYERS, INT4_BYTES_PER_PARAM, quantizable_params
+from .numbers import large
 from .specs import GPUSpec, ModelArch, Topology
 from .workload import Workload
 
@@ -367,9 +368,9 @@ def training_speed(
         r.training_flops = hardware * tokens
     if tokens and explain:
         r.notes.append(
-            f"training FLOPs: {r.training_flops:.3g} = {tokens:.3g} {unit}s x {hardware:.3g} FLOPs/{unit} "
+            f"training FLOPs: {large(r.training_flops)} = {large(tokens)} {unit}s x {large(hardware)} FLOPs/{unit} "
             f"(6N + 12 L s d_attn, Kaplan 2020 / Narayanan 2021"
-            + (f"; + {recompute:.3g} recomputation" if recompute else "")
+            + (f"; + {large(recompute)} recomputation" if recompute else "")
             + (", frozen base: 4N" if w.method in ("lora", "qlora") else "")
             + ")"
         )
@@ -549,5 +550,5 @@ def decode_speed(
     if w.tokens:
         r.est_hours = w.tokens / r.tokens_per_second / 3600
         r.gpu_hours = r.est_hours * tp
-        r.notes.append(f"time: {r.est_hours:,.2f} h to generate {w.tokens:.3g} tokens")
+        r.notes.append(f"time: {r.est_hours:,.2f} h to generate {large(w.tokens)} tokens")
     return r

@@ -17,6 +17,7 @@ from typing import Any
 from django.utils import translation
 
 from catalog.pricing import PricingModel
+from sizing.numbers import large
 
 LANGUAGES = ("en", "zh-hans")
 DEFAULT_LANGUAGE = "en"
@@ -539,12 +540,12 @@ TEMPLATES: dict[str, dict[str, str]] = {
         "zh-hans": "分片：只有一个数据并行副本时，{sharding} 什么也分不了",
     },
     MessageCode.NOTE_TRAINING_FLOPS: {
-        "en": "training FLOPs: {flops:.3g} = {tokens:.3g} x {per_token:.3g} per token; give a GPU for time",
-        "zh-hans": "训练 FLOPs：{flops:.3g} = {tokens:.3g} x 每 token {per_token:.3g}；给出 GPU 才能估算时间",
+        "en": "training FLOPs: {flops:sci} = {tokens:sci} x {per_token:sci} per token; give a GPU for time",
+        "zh-hans": "训练 FLOPs：{flops:sci} = {tokens:sci} x 每 token {per_token:sci}；给出 GPU 才能估算时间",
     },
     MessageCode.NOTE_TRAINING_FLOPS_RECOMPUTE: {
-        "en": "training FLOPs: {flops:.3g} = {tokens:.3g} x {per_token:.3g} per token (incl. {recompute:.3g} recomputation); give a GPU for time",
-        "zh-hans": "训练 FLOPs：{flops:.3g} = {tokens:.3g} x 每 token {per_token:.3g}（含重计算 {recompute:.3g}）；给出 GPU 才能估算时间",
+        "en": "training FLOPs: {flops:sci} = {tokens:sci} x {per_token:sci} per token (incl. {recompute:sci} recomputation); give a GPU for time",
+        "zh-hans": "训练 FLOPs：{flops:sci} = {tokens:sci} x 每 token {per_token:sci}（含重计算 {recompute:sci}）；给出 GPU 才能估算时间",
     },
     MessageCode.NOTE_FITS: {
         "en": "fit: {memory_gib:.1f} GiB per GPU fits {capacity_gib:g} GiB with {headroom:.0%} headroom; {need}",
@@ -614,6 +615,18 @@ def language_of(value: str | None) -> str | None:
     return None
 
 
+class _Formatter(string.Formatter):
+    """str.format plus one spec, ``sci``: a count without e-notation (sizing.numbers.large)."""
+
+    def format_field(self, value: Any, format_spec: str) -> Any:
+        if format_spec == "sci":
+            return large(float(value))
+        return super().format_field(value, format_spec)
+
+
+_FORMATTER = _Formatter()
+
+
 def message_render(
     code: str, params: Mapping[str, Any] | None, lang: str = DEFAULT_LANGUAGE
 ) -> str:
@@ -657,7 +670,7 @@ def message_render(
         # one for translation (locale/zh_Hans), and one without a translation stays English.
         with translation.override(lang):
             values["notes"] = translation.gettext(str(notes))
-    return templates[lang].format_map(values).strip()
+    return _FORMATTER.vformat(templates[lang], (), values).strip()
 
 
 def message_dict(

@@ -9,6 +9,7 @@ from django.utils.timesince import timesince
 from django.utils.translation import gettext as _
 
 from catalog.choices import HOURS_PER_UNIT
+from sizing.numbers import large
 
 from .. import labels
 
@@ -104,9 +105,6 @@ def hours(value: Number) -> str:
     return text
 
 
-SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
 @register.filter
 def sci(value: Number) -> str:
     """Large counts as a reader writes them: 6.65 x 10^18 written with the multiplication sign and superscripts (not 6.65e+18); under a million, grouped."""
@@ -115,8 +113,7 @@ def sci(value: Number) -> str:
     number = float(value)
     if abs(number) < 1e6:
         return num(number, 2)
-    mantissa, exponent = f"{number:.3g}".split("e")
-    return f"{mantissa} \u00d7 10{str(int(exponent)).translate(SUPERSCRIPT)}"
+    return large(number)
 
 
 @register.filter
