@@ -368,7 +368,7 @@ def training_speed(
         r.training_flops = hardware * tokens
     if tokens and explain:
         r.notes.append(
-            f"training FLOPs: {large(r.training_flops)} = {large(tokens)} {unit}s x {large(hardware)} FLOPs/{unit} "
+            f"training FLOPs: {large(hardware * tokens)} = {large(tokens)} {unit}s x {large(hardware)} FLOPs/{unit} "
             f"(6N + 12 L s d_attn, Kaplan 2020 / Narayanan 2021"
             + (f"; + {large(recompute)} recomputation" if recompute else "")
             + (", frozen base: 4N" if w.method in ("lora", "qlora") else "")
