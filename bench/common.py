@@ -105,6 +105,33 @@ def print_machine(title: str) -> None:
     print()
 
 
+def process_cpu() -> float:
+    """CPU seconds (user + system) this process has used."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def backend_pid() -> int:
+    """The process id of this Django connection's PostgreSQL backend."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return cursor.fetchone()[0]
+
+
+def backend_cpu(pid: int) -> float | None:
+    """CPU seconds a PostgreSQL backend on this machine has used (None when it is elsewhere).
+    With the process's own CPU, a figure the machine's load moves much less than wall time."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @contextmanager
 def timed() -> dict:
     result = {}

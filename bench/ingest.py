@@ -16,10 +16,11 @@ Bench providers and their rows are removed afterwards unless --keep.
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import replace
 from decimal import Decimal
 
-from common import print_machine, setup_django, timed
+from common import backend_cpu, backend_pid, print_machine, process_cpu, setup_django, timed
 
 
 def main() -> None:
@@ -70,7 +71,11 @@ def main() -> None:
         batches.append((Provider.objects.get(slug=item.slug), records))
     total = sum(len(records) for _, records in batches)
     print(f"{len(batches)} bench providers, {total:,} records\n")
-    print(f"{'pass':<26} {'seconds':>8} {'records/s':>10}  created  changed  unchanged")
+    backend = backend_pid()
+    print(
+        f"{'pass':<26} {'seconds':>8} {'records/s':>10}  created  changed  unchanged  "
+        f"{'py cpu s':>8} {'pg cpu s':>8} {'records/cpu-s':>13}  load"
+    )
 
     def run_pass(label: str, batches) -> None:
         counts = {"created": 0, "changed": 0, "unchanged": 0}
@@ -81,6 +86,8 @@ def main() -> None:
             profiler = Profiler()
             profiler.start()
         seconds = 0.0
+        cpu, pg = process_cpu(), backend_cpu(backend)
+        load = os.getloadavg()[0]
         for provider, records in batches:
             run = scrape_run_start(provider=provider, trigger="bench")
             with timed() as clock:
@@ -96,10 +103,14 @@ def main() -> None:
                 counts[key] += getattr(report, key)
         if profiler:
             profiler.stop()
+        cpu = process_cpu() - cpu
+        pg_after = backend_cpu(backend)
+        pg = pg_after - pg if pg is not None and pg_after is not None else 0.0
         rate = total / seconds
         print(
             f"{label:<26} {seconds:>8.2f} {rate:>10,.0f}  {counts['created']:>7,}  "
-            f"{counts['changed']:>7,}  {counts['unchanged']:>9,}"
+            f"{counts['changed']:>7,}  {counts['unchanged']:>9,}  {cpu:>8.1f} {pg:>8.1f} "
+            f"{total / (cpu + pg):>13,.0f}  {load:.1f}"
         )
         if profiler:
             print(profiler.output_text(unicode=False, color=False))

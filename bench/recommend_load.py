@@ -31,6 +31,7 @@ import subprocess
 import tempfile
 import time
 import urllib.request
+from pathlib import Path
 
 from common import (
     bench_environment,
@@ -63,7 +64,8 @@ HEAVY = {
 }
 # The light question with a price cap: which node counts pass then depends on each price.
 BUDGET = {**LIGHT, "constraints": {**LIGHT["constraints"], "max_usd_per_hour": 20}}
-REDIS_URL = "redis://127.0.0.1:6379/5"
+# Its own Redis database (flushed before each catalog): BENCH_REDIS_URL to use another.
+REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/5")
 
 # wrk script: one request shape, optionally a new `tokens` per request (cache misses), and the
 # figures printed as JSON at the end.
@@ -150,6 +152,23 @@ def wrk(port: int, path: str, *, body: dict | None, vary: bool, seconds: int, co
     raise SystemExit(f"wrk printed no result:\n{out.stdout}\n{out.stderr}")
 
 
+def worker_rss_mib(master: int) -> list[float]:
+    """Resident memory of each gunicorn worker (the master's children), MiB."""
+    try:
+        children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+    except OSError:
+        return []
+    sizes = []
+    for pid in children:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    sizes.append(int(line.split()[1]) / 1024)
+        except OSError:
+            continue
+    return sorted(sizes)
+
+
 def vacuum() -> None:
     """VACUUM ANALYZE, as autovacuum would after a bulk change (some test set-ups run PostgreSQL
     with autovacuum off, and a table full of dead rows slows every scan)."""
@@ -196,7 +215,9 @@ def main() -> None:
         flush_redis()
         port = free_port()
         server = start_server(port)
+        load = os.getloadavg()[0]
         try:
+            idle = worker_rss_mib(server.pid)  # before either worker has read the catalog
             first = {}
             for name, body in (("light", LIGHT), ("heavy", HEAVY)):
                 seconds, answer = post(port, body)  # the first ask computes and fills the cache
@@ -213,10 +234,16 @@ def main() -> None:
                     port, path, body=body, vary=vary, seconds=args.duration,
                     conns=args.connections,
                 )  # fmt: skip
+            busy = worker_rss_mib(server.pid)
         finally:
             gunicorn_stop(server)
         base = results["GET /healthz"]["p50_ms"]
         print(f"## catalog: {prices:,} prices ({size:,} synthetic)")
+        print(
+            f"load average {load:.1f} -> {os.getloadavg()[0]:.1f}; worker RSS MiB idle "
+            f"(started, /healthz only) {', '.join(f'{m:.0f}' for m in idle)}, after the runs "
+            f"{', '.join(f'{m:.0f}' for m in busy)}"
+        )
         for name, (seconds, plans, considered) in first.items():
             print(
                 f"first {name} request: {seconds * 1000:.0f} ms, {plans} plans, considered {considered:,}"

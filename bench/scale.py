@@ -13,24 +13,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import time
-from pathlib import Path
 
-from common import print_machine, setup_django
-
-
-def _process_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-def _backend_cpu(pid: int) -> float | None:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None  # PostgreSQL on another machine
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+from common import backend_cpu, backend_pid, print_machine, process_cpu, setup_django
 
 
 def main() -> None:
@@ -39,27 +24,23 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="leave the last catalog in place")
     args = parser.parse_args()
     setup_django()
-    from django.db import connection
-
     from devtools.scale import bench_catalog_clear, bench_catalog_scale
 
     print_machine("scale_catalog: bench catalog built from nothing, per size")
     bench_catalog_clear()
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_backend_pid()")
-        backend = cursor.fetchone()[0]
+    backend = backend_pid()
     print(f"{'prices':>9} {'run':<6} {'wall s':>7} {'python cpu s':>13} {'pg cpu s':>9}  load avg")
     sizes = [(n, "new") for n in args.prices] + [(args.prices[-1], "again")]
     for prices, label in sizes:
         if label == "new":
             bench_catalog_clear()
         load = os.getloadavg()[0]
-        cpu, pg = _process_cpu(), _backend_cpu(backend)
+        cpu, pg = process_cpu(), backend_cpu(backend)
         start = time.perf_counter()
         report = bench_catalog_scale(prices=prices)
         wall = time.perf_counter() - start
-        cpu = _process_cpu() - cpu
-        pg_after = _backend_cpu(backend)
+        cpu = process_cpu() - cpu
+        pg_after = backend_cpu(backend)
         pg_text = (
             f"{pg_after - pg:9.1f}" if pg is not None and pg_after is not None else "        -"
         )
