@@ -427,8 +427,8 @@ TEMPLATES: dict[str, dict[str, str]] = {
     },
     MessageCode.INPUT_BOOL: {"en": "Must be true or false.", "zh-hans": "必须是 true 或 false。"},
     MessageCode.INPUT_ONE_MODEL_SOURCE: {
-        "en": "Give one of model, params_b or architecture.",
-        "zh-hans": "model、params_b 和 architecture 只能给出其中一个。",
+        "en": "Give one of {field_model}, {field_params_b} or {field_architecture}.",
+        "zh-hans": "{field_model}、{field_params_b} 和 {field_architecture} 只能给出其中一个。",
     },
     MessageCode.INPUT_PRESET_NAME: {
         "en": "Must be a preset name.",
@@ -443,12 +443,12 @@ TEMPLATES: dict[str, dict[str, str]] = {
         "zh-hans": "未知的预设模型 {model!r}。最接近的：{closest}。",
     },
     MessageCode.INPUT_MODEL_AND_PARAMS: {
-        "en": "Give either model or params_b, not both.",
-        "zh-hans": "model 和 params_b 只能给出其中一个。",
+        "en": "Give either {field_model} or {field_params_b}, not both.",
+        "zh-hans": "{field_model} 和 {field_params_b} 只能给出其中一个。",
     },
     MessageCode.INPUT_NO_MODEL: {
-        "en": "Give a model preset name or params_b (or an architecture: a config.json).",
-        "zh-hans": "请给出预设模型名或 params_b（或 architecture：一个 config.json）。",
+        "en": "Give the model to size: {field_model} (a preset name), {field_params_b} or {field_architecture} (a config.json).",
+        "zh-hans": "请给出要估算的模型：{field_model}（预设模型名）、{field_params_b} 或 {field_architecture}（一个 config.json）。",
     },
     MessageCode.INPUT_CONFIG_OBJECT: {
         "en": "Must be a JSON object (a Hugging Face config.json).",
@@ -515,16 +515,16 @@ TEMPLATES: dict[str, dict[str, str]] = {
         "zh-hans": "梯度累积是训练设置。",
     },
     MessageCode.INPUT_INFERENCE_FIELDS: {
-        "en": "context_len and concurrency describe inference; use seq_len and batch_size for training.",
-        "zh-hans": "context_len 和 concurrency 用于推理；训练请用 seq_len 和 batch_size。",
+        "en": "{field_context_len} and {field_concurrency} describe inference; use {field_seq_len} and {field_batch_size} for training.",
+        "zh-hans": "{field_context_len} 和 {field_concurrency} 用于推理；训练请用 {field_seq_len} 和 {field_batch_size}。",
     },
     MessageCode.INPUT_NEEDS_TRANSFORMER: {
         "en": "{method} needs a transformer; {model} is a {kind}.",
         "zh-hans": "{method} 需要 Transformer 模型；{model} 是 {kind}。",
     },
     MessageCode.INPUT_GPU_COUNT_MULTIPLE: {
-        "en": "Must be a multiple of tensor_parallel x pipeline_parallel ({model_parallel}).",
-        "zh-hans": "必须是 tensor_parallel x pipeline_parallel（{model_parallel}）的整数倍。",
+        "en": "Must be a multiple of {field_tensor_parallel} x {field_pipeline_parallel} ({model_parallel}).",
+        "zh-hans": "必须是 {field_tensor_parallel} x {field_pipeline_parallel}（{model_parallel}）的整数倍。",
     },
     MessageCode.INPUT_TP_HEADS: {
         "en": "Must divide the {heads} attention heads of {model}.",
@@ -615,6 +615,9 @@ def language_of(value: str | None) -> str | None:
     return None
 
 
+FIELD_PREFIX = "field_"  # template fields naming a request field: {field_params_b}
+
+
 class _Formatter(string.Formatter):
     """str.format plus one spec, ``sci``: a count without e-notation (sizing.numbers.large)."""
 
@@ -670,6 +673,11 @@ def message_render(
         # one for translation (locale/zh_Hans), and one without a translation stays English.
         with translation.override(lang):
             values["notes"] = translation.gettext(str(notes))
+    for name in template_fields(templates[lang]):
+        if name.startswith(FIELD_PREFIX):
+            # A field of the request, by the name the caller knows it under: the API's own name
+            # unless the caller (the plan page: its form's labels) passed a field_<name> param.
+            values.setdefault(name, name.removeprefix(FIELD_PREFIX))
     return _FORMATTER.vformat(templates[lang], (), values).strip()
 
 

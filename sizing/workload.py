@@ -30,7 +30,7 @@ from .inputs import (  # noqa: F401  (re-exported: the names callers import from
     WORKLOAD,
     WORKLOAD_BY_NAME,
 )
-from .messages import DEFAULT_LANGUAGE, Message, message_render
+from .messages import DEFAULT_LANGUAGE, FIELD_PREFIX, Message, message_render
 from .messages import MessageCode as C
 from .specs import ModelArch, arch_from_config, generic_arch, hash_once, state_without_hash
 
@@ -61,10 +61,17 @@ class WorkloadError(ValueError):
         self.errors: dict[str, list[str]] = self.rendered(DEFAULT_LANGUAGE)
         super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in self.errors.items()))
 
-    def rendered(self, lang: str) -> dict[str, list[str]]:
-        """The sentences in ``lang`` (those without a code stay as written)."""
+    def rendered(
+        self, lang: str, field_names: Mapping[str, str] | None = None
+    ) -> dict[str, list[str]]:
+        """The sentences in ``lang`` (those without a code stay as written). ``field_names``
+        renames the request fields a sentence names (a form's labels instead of API names)."""
+        names = {f"{FIELD_PREFIX}{k}": v for k, v in (field_names or {}).items()}
         return {
-            k: [m if isinstance(m, str) else message_render(m.code, m.params, lang) for m in v]
+            k: [
+                m if isinstance(m, str) else message_render(m.code, {**names, **m.params}, lang)
+                for m in v
+            ]
             for k, v in self._items.items()
         }
 

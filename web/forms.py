@@ -278,6 +278,15 @@ BLANK_LABELS = {
 HELP_TEXTS = {"tokens": _("For time and cost; 1e9 is a billion.")}
 
 
+def _label_word(label: Any) -> str:
+    """A field's label quoted as a sentence names it: “Parameters (billions)” for the label
+    “or parameters (billions)” (the page sets the alternatives one under another)."""
+    text = str(label)
+    for alternative in ("or ", "或"):
+        text = text.removeprefix(alternative)
+    return f"“{text[:1].upper()}{text[1:]}”"
+
+
 def _workload_field(spec: inputs.Field) -> forms.Field:
     """The plan page's field for one workload input described in sizing/inputs.py."""
     label = _(spec.label)  # the msgid is marked in sizing/inputs.py
@@ -470,7 +479,8 @@ class PlanForm(WorkloadFieldsForm):
             workload = parse_workload(raw, load_presets())
         except WorkloadError as exc:
             lang = language_of(get_language()) or DEFAULT_LANGUAGE
-            for name, messages in exc.rendered(lang).items():
+            labels = {name: _label_word(f.label) for name, f in self.fields.items() if f.label}
+            for name, messages in exc.rendered(lang, labels).items():
                 if name in failed or (name == "model" and "params_b" in failed):
                     continue  # the field's own message already says what is wrong
                 field = name if name in self.fields else None

@@ -209,3 +209,15 @@ def test_a_full_fine_tune_is_advised_qlora_when_it_fits_a_24gb_card(api_client):
     assert answer["recommendations"] and answer["recommendations"][0]["gpu_count"] > 1
     codes = {item["code"] for item in answer["advice_messages"]}
     assert MessageCode.QLORA_FITS_24GB in codes
+
+
+def test_request_fields_are_named_as_the_caller_knows_them():
+    """The API names its own fields; the plan page passes its form's labels instead."""
+    code = MessageCode.INPUT_MODEL_AND_PARAMS
+    assert message_render(code, {}) == "Give either model or params_b, not both."
+    labels = {"field_model": "Model", "field_params_b": "Parameters (billions)"}
+    assert message_render(code, labels) == "Give either Model or Parameters (billions), not both."
+    assert (
+        message_render(code, labels, "zh-hans")
+        == "Model 和 Parameters (billions) 只能给出其中一个。"
+    )

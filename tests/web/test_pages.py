@@ -474,7 +474,7 @@ def test_plan_shows_plausible_candidates_only(client):
         ("model=llama-3-8b&max_hours=0", "max_hours", "Must be more than 0"),
         ("model=llama-3-8b&max_total_usd=0", "max_total_usd", "Must be more than 0"),
         ("model=llama-3-8b&seq_len=99999999", "seq_len", "between 1 and 1,048,576."),
-        ("task=finetune", "model", "Give a model preset name or params_b"),
+        ("task=finetune", "model", "“Model preset” (a preset name), “Parameters (billions)” or “A"),
     ],
 )
 def test_bad_plan_shows_errors_next_to_fields(client, query, field, message):
