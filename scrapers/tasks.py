@@ -2,35 +2,44 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import group, shared_task
+from django.conf import settings
 
 from catalog.models import Provider
 
 from . import services
 from .base import FetchError
 
+# One provider's refresh or cross-check: acknowledged when done (a dead worker's task is
+# redelivered), time-limited, and retried up to three times after network trouble. The broker's
+# visibility timeout (config/settings/base.py) must outlast time_limit plus the longest countdown.
+PROVIDER_JOB = {
+    "bind": True,
+    "acks_late": True,
+    "soft_time_limit": 600,
+    "time_limit": 900,
+    "max_retries": 3,
+}
 
-@shared_task(
-    name="scrapers.refresh_provider",
-    bind=True,
-    acks_late=True,
-    soft_time_limit=600,
-    time_limit=900,
-    max_retries=3,
-)
+
+def _retry_after_network_trouble(task: Any, status: str, error: str) -> None:
+    """A run that failed to fetch is tried again later, backing off 5, 10, 20 minutes (at most
+    settings.REFRESH_MAX_RETRY_COUNTDOWN_S); other failures are the curators' to see."""
+    if status == "failed" and error.startswith(FetchError.__name__) and not task.request.is_eager:
+        countdown = min(300 * 2**task.request.retries, settings.REFRESH_MAX_RETRY_COUNTDOWN_S)
+        raise task.retry(countdown=countdown, exc=FetchError(error))
+
+
+@shared_task(name="scrapers.refresh_provider", **PROVIDER_JOB)
 def refresh_provider(self, provider_slug: str, trigger: str = "schedule") -> dict:
     """Refresh one provider; a refresh already running makes this one a no-op."""
     try:
         run = services.provider_refresh(provider_slug=provider_slug, trigger=trigger)
     except services.RefreshInProgress as exc:
         return {"provider": provider_slug, "status": "skipped", "reason": str(exc)}
-    if (
-        run.status == "failed"
-        and run.error.startswith(FetchError.__name__)
-        and not self.request.is_eager
-    ):
-        # Network trouble: try again later with exponential backoff (5, 10, 20 minutes).
-        raise self.retry(countdown=300 * 2**self.request.retries, exc=FetchError(run.error))
+    _retry_after_network_trouble(self, run.status, run.error)
     return {"provider": provider_slug, "run": run.pk, "status": run.status}
 
 
@@ -78,14 +87,7 @@ def reap_abandoned_refreshes() -> list[str]:
     return retried
 
 
-@shared_task(
-    name="scrapers.crosscheck_provider",
-    bind=True,
-    acks_late=True,
-    soft_time_limit=600,
-    time_limit=900,
-    max_retries=3,
-)
+@shared_task(name="scrapers.crosscheck_provider", **PROVIDER_JOB)
 def crosscheck_provider(self, provider_slug: str, trigger: str = "schedule") -> dict:
     """Compare one provider's prices with its second source; files disagreements, writes no price."""
     from .crosscheck import CrossCheckInProgress, crosscheck_run
@@ -94,10 +96,5 @@ def crosscheck_provider(self, provider_slug: str, trigger: str = "schedule") -> 
         run = crosscheck_run(provider_slug=provider_slug, trigger=trigger)
     except CrossCheckInProgress as exc:
         return {"provider": provider_slug, "status": "skipped", "reason": str(exc)}
-    if (
-        run.status == "failed"
-        and run.error.startswith(FetchError.__name__)
-        and not self.request.is_eager
-    ):
-        raise self.retry(countdown=300 * 2**self.request.retries, exc=FetchError(run.error))
+    _retry_after_network_trouble(self, run.status, run.error)
     return {"provider": provider_slug, "run": run.pk, "status": run.status, "filed": run.filed}
