@@ -101,11 +101,8 @@ def row_gpu(row: dict, gpus: dict) -> GPUSpec:
 _PREPARED: dict[tuple, tuple] = {}
 
 
-def _prepare(row: dict, presets: dict, gpus: dict) -> tuple:
-    """The row's workload, GPU, count and topology (parsed once: fitting predicts rows often)."""
-    key = (tuple(sorted(row.items())), id(presets), id(gpus))
-    if key in _PREPARED:
-        return _PREPARED[key]
+def row_workload(row: dict, presets: dict, gpus: dict) -> tuple:
+    """The row's parsed workload (its own architecture when it gives one) and its GPU."""
     data = {k: row[k] for k in WORKLOAD_FIELDS if row.get(k, "") != ""}
     table = presets
     if row.get("arch"):
@@ -113,8 +110,15 @@ def _prepare(row: dict, presets: dict, gpus: dict) -> tuple:
         table = {**presets, arch.name: arch}
         data.pop("params_b", None)
         data["model"] = arch.name
-    w = parse_workload(data, table)
-    gpu = row_gpu(row, gpus)
+    return parse_workload(data, table), row_gpu(row, gpus)
+
+
+def _prepare(row: dict, presets: dict, gpus: dict) -> tuple:
+    """The row's workload, GPU, count and topology (parsed once: fitting predicts rows often)."""
+    key = (tuple(sorted(row.items())), id(presets), id(gpus))
+    if key in _PREPARED:
+        return _PREPARED[key]
+    w, gpu = row_workload(row, presets, gpus)
     n = int(row["gpu_count"] or 1)
     topo = Topology(
         gpu_count=n,
@@ -351,15 +355,7 @@ def _set_fitted(c: Fitted, value: float) -> None:
 
 def facts(row: dict, presets: dict, gpus: dict) -> dict:
     """What the fitted constants' row predicates look at: the kind of workload, not its source."""
-    data = {k: row[k] for k in WORKLOAD_FIELDS if row.get(k, "") != ""}
-    table = presets
-    if row.get("arch"):
-        arch = arch_from_row(row)
-        table = {**presets, arch.name: arch}
-        data.pop("params_b", None)
-        data["model"] = arch.name
-    w = parse_workload(data, table)
-    gpu = row_gpu(row, gpus)
+    w, gpu = row_workload(row, presets, gpus)
     peak, _ = compute.peak_flops(gpu, "bf16")
     bw = (gpu.memory_bandwidth_gb_s or 0) * 1e9
     n = int(row["gpu_count"] or 1)

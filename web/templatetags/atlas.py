@@ -65,26 +65,26 @@ def _span(values: list | tuple | None, fmt) -> str | None:
     return fmt(values[0], values[1])
 
 
-@register.filter
-def gib_range(values: list | tuple | None) -> str:
-    """A memory range: 38-46 GiB (one decimal under 10 GiB)."""
+def _unit_range(values: list | tuple | None, unit: str) -> str:
+    """low-high unit, one decimal under 10."""
 
     def fmt(low: float, high: float) -> str:
         places = 1 if high < 10 else 0
-        return f"{num(low, places)}{EN_DASH}{num(high, places)} GiB"
+        return f"{num(low, places)}{EN_DASH}{num(high, places)} {unit}"
 
     return _span(values, fmt) or DASH
+
+
+@register.filter
+def gib_range(values: list | tuple | None) -> str:
+    """A memory range: 38-46 GiB (one decimal under 10 GiB)."""
+    return _unit_range(values, "GiB")
 
 
 @register.filter
 def hours_range(values: list | tuple | None) -> str:
     """A time range: 12-15 h."""
-
-    def fmt(low: float, high: float) -> str:
-        places = 1 if high < 10 else 0
-        return f"{num(low, places)}{EN_DASH}{num(high, places)} h"
-
-    return _span(values, fmt) or DASH
+    return _unit_range(values, "h")
 
 
 @register.filter
