@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
 
@@ -40,3 +42,22 @@ class StrictBooleanField(serializers.BooleanField):
         if isinstance(data, str) and data.strip().lower() in ("true", "false"):
             return data.strip().lower() == "true"
         self.fail("invalid", input=data)
+
+
+class StrictFloatField(serializers.FloatField):
+    """DRF's FloatField without reading ``true``/``false`` as 1.0/0.0 (Python's float(False));
+    numbers, and numbers written as strings (a query string's), only."""
+
+    def to_internal_value(self, data: Any) -> float:
+        if isinstance(data, bool):
+            self.fail("invalid")
+        return float(super().to_internal_value(data))
+
+
+class StrictCharField(serializers.CharField):
+    """DRF's CharField without turning a JSON number into its digits (``[0]`` is not ``["0"]``)."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return str(super().to_internal_value(data))

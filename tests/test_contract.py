@@ -335,3 +335,20 @@ def test_boolean_constraints_take_only_true_or_false(api_client, value):
     response = api_client.post("/api/recommend", body, format="json")
     assert response.status_code == 400
     assert "include_stale" in response.json()["errors"]["constraints"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("value", [False, True])
+def test_number_constraints_take_no_booleans(api_client, value):
+    body = {"workload": {"model": "llama-3-8b"}, "constraints": {"min_gpu_memory_gb": value}}
+    response = api_client.post("/api/recommend", body, format="json")
+    assert response.status_code == 400
+    assert "min_gpu_memory_gb" in response.json()["errors"]["constraints"]
+
+
+@pytest.mark.django_db
+def test_name_lists_take_only_strings(api_client):
+    body = {"workload": {"model": "llama-3-8b"}, "constraints": {"countries": [0]}}
+    response = api_client.post("/api/recommend", body, format="json")
+    assert response.status_code == 400
+    assert "countries" in response.json()["errors"]["constraints"]

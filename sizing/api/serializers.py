@@ -9,7 +9,12 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from api.serializers import StrictBooleanField, StrictSerializer
+from api.serializers import (
+    StrictBooleanField,
+    StrictCharField,
+    StrictFloatField,
+    StrictSerializer,
+)
 from catalog.models import GPU, InstanceType, Provider, Region
 from catalog.suggest import did_you_mean
 
@@ -51,7 +56,7 @@ def _field(spec: inputs.Field) -> AnyField:
         lengths = {"min_length": low, "max_length": high} if spec.bounds else {}
         lengths.setdefault("max_length", MAX_NAME_CHARS)
         sizes: dict[str, Any] = {k: int(v) for k, v in lengths.items() if v is not None}
-        child = serializers.CharField(**sizes)
+        child = StrictCharField(**sizes)
         return CommaListField(
             child=child, required=False, default=list, max_length=MAX_LIST_ITEMS, **text
         )
@@ -69,8 +74,8 @@ def _field(spec: inputs.Field) -> AnyField:
             number["allow_null"] = True
         if spec.kind == "int":
             return serializers.IntegerField(required=False, **number)
-        return serializers.FloatField(required=False, **number)
-    return serializers.CharField(required=False, **text)
+        return StrictFloatField(required=False, **number)
+    return StrictCharField(required=False, **text)
 
 
 def _described(specs: Iterable[inputs.Field]) -> dict[str, AnyField]:
@@ -192,13 +197,13 @@ class RecommendInputSerializer(StrictSerializer):
 class CompareTargetSerializer(StrictSerializer):
     required_any_of = (("gpu",), ("provider", "instance_type"))
 
-    provider = serializers.CharField(
+    provider = StrictCharField(
         required=False, help_text="Provider slug (GET /api/providers/ lists them)."
     )
-    instance_type = serializers.CharField(
+    instance_type = StrictCharField(
         required=False, help_text="Instance type name (GET /api/instance-types/ lists them)."
     )
-    gpu = serializers.CharField(required=False, help_text="GPU slug (GET /api/gpus/ lists them).")
+    gpu = StrictCharField(required=False, help_text="GPU slug (GET /api/gpus/ lists them).")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         by_gpu = bool(attrs.get("gpu"))
@@ -227,7 +232,7 @@ class CompareInputSerializer(StrictSerializer):
 
 class EstimateInputSerializer(StrictSerializer):
     workload = WorkloadField()
-    gpu = serializers.CharField(
+    gpu = StrictCharField(
         required=False, allow_null=True, help_text="GPU slug (GET /api/gpus/ lists them)."
     )
     gpu_count = serializers.IntegerField(required=False, min_value=1, max_value=4096)

@@ -169,7 +169,7 @@ def _query_parameters() -> list[OpenApiParameter]:
             if name in ("workload", "constraints"):
                 continue
             listed = isinstance(field, drf_serializers.ListField)
-            kind = kinds.get(type(field), OpenApiTypes.STR)
+            kind = next((t for cls, t in kinds.items() if isinstance(field, cls)), OpenApiTypes.STR)
             text = str(field.help_text or "") + (" Comma-separated." if listed else "")
             choices = (
                 list(field.choices) if isinstance(field, drf_serializers.ChoiceField) else None
