@@ -120,14 +120,20 @@ def offer_list(*, now: datetime | None = None) -> list[Offer]:
     }
     # Shelf lives by (pricing model, marketplace): a handful of distinct values.
     lives: dict[tuple[str, bool], timedelta] = {}
+    # A refresh stamps a provider's prices with a few timestamps and a handful of pricing models:
+    # one object per distinct value instead of one per price (a quarter of a million rows).
+    shared: dict[Any, Any] = {}
     offers = []
     for pk, instance_id, region_id, pricing_model, usd, observed_at in rows:
         on_market = marketplace[instance_id]
+        pricing_model = shared.setdefault(pricing_model, pricing_model)
+        observed_at = shared.setdefault(observed_at, observed_at)
         life = lives.get((pricing_model, on_market))
         if life is None:
             days = shelf_life_days(pricing_model, marketplace=on_market)
             life = lives[(pricing_model, on_market)] = timedelta(days=days)
         stale_at = observed_at + life
+        stale_at = shared.setdefault(stale_at, stale_at)
         offers.append(
             Offer(
                 price_id=pk,
@@ -246,6 +252,31 @@ def _rebuild(key: BookKey) -> None:
             connection.close()  # this thread's own database connection
         with _rebuilding_lock:
             _rebuilding.discard(key)
+
+
+def offer_book_read_at_start() -> threading.Thread:
+    """Start reading this process's first book in a thread (a worker starting: config/wsgi.py).
+
+    A new process holds no book, older or not, that could answer meanwhile, so a recommendation
+    arriving before the read ends waits for it (on ``_book_lock``) rather than starting its own;
+    every other request is served at once. A failed read is logged, and the first
+    recommendation reads the book as before.
+    """
+
+    def read() -> None:
+        try:
+            with _book_lock:
+                if _book is None:
+                    _swap_in((catalog_version(), _shelf_lives()), timezone.now())
+        except Exception:
+            logger.exception("offer book read at start failed")
+        finally:
+            with contextlib.suppress(Exception):
+                connection.close()  # this thread's own database connection
+
+    thread = threading.Thread(target=read, name="offer-book-start", daemon=True)
+    thread.start()
+    return thread
 
 
 def _shelf_lives() -> tuple[Any, ...]:

@@ -284,6 +284,9 @@ RECOMMEND_CACHE_SECONDS = env.int("RECOMMEND_CACHE_SECONDS", default=300)
 # After a catalog change each worker reads its new offer book in a background thread while the
 # book it holds (one whole older version, none of its prices past shelf life) keeps answering.
 OFFER_BOOK_BACKGROUND_REBUILD = env.bool("OFFER_BOOK_BACKGROUND_REBUILD", default=True)
+# A worker (config/wsgi.py) starts reading its offer book in a background thread as it starts,
+# so its first recommendation does not read it from scratch (docs/operations.md).
+OFFER_BOOK_READ_AT_START = env.bool("OFFER_BOOK_READ_AT_START", default=True)
 
 # Logs: plain text by default, JSON lines (LOG_FORMAT=json, the production default) for machines;
 # every line carries the request id (X-Request-ID, echoed on the response).

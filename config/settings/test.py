@@ -19,3 +19,5 @@ REST_FRAMEWORK = {
 # A test that writes the catalog and asks again expects the answer to follow at once; the
 # background swap has its own tests (tests/sizing/test_offer_book_swap.py).
 OFFER_BOOK_BACKGROUND_REBUILD = False
+# Tests import config.wsgi without a catalog to read.
+OFFER_BOOK_READ_AT_START = False

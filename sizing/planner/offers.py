@@ -132,13 +132,38 @@ class _Group:
     """Offers with the same hardware and pricing model, cheapest first (then in offer order):
     they share every estimate, so their ranking keys rise with their price."""
 
-    __slots__ = ("entries", "first", "hardware", "pricing_model")
+    __slots__ = (
+        "entries", "first", "hardware", "pricing_model", "stale", "stale_volatile",
+        "without_stale", "without_stale_volatile",
+    )  # fmt: skip
 
     def __init__(self, hardware: HardwareKey, first: Offer) -> None:
         self.hardware = hardware
         self.pricing_model = first.pricing_model
         self.first = first
         self.entries: list[Entry] = []
+        # The stale flags are fixed for the book's life (it is replaced before a fresh price
+        # turns stale), so what each include_stale setting leaves out is split off once here,
+        # not per request: stale entries, the volatile ones among them, and the entries left
+        # without each (the same list object when nothing is left out), all in entry order.
+        self.stale: list[Entry] = []
+        self.stale_volatile: list[Entry] = []
+        self.without_stale: list[Entry] = self.entries
+        self.without_stale_volatile: list[Entry] = self.entries
+
+    def split_stale(self) -> None:
+        """Split off the stale entries (after ``entries`` is sorted)."""
+        entries = self.entries
+        self.stale = [entry for entry in entries if entry[2].stale]
+        self.stale_volatile = [entry for entry in self.stale if entry[2].volatile]
+        self.without_stale = entries
+        if self.stale:
+            self.without_stale = [entry for entry in entries if not entry[2].stale]
+        self.without_stale_volatile = entries
+        if self.stale_volatile:
+            self.without_stale_volatile = [
+                entry for entry in entries if not (entry[2].stale and entry[2].volatile)
+            ]
 
 
 class OfferBook:
@@ -164,6 +189,7 @@ class OfferBook:
             self.by_machine.setdefault(machine, offer)
         for group in groups.values():
             group.entries.sort(key=lambda entry: (entry[0], entry[1]))
+            group.split_stale()
         self.groups = list(groups.values())
         # When the first fresh price turns stale (the offers' stale flags are then out of date).
         ends = [o.stale_at for o in offers if not o.stale and o.stale_at is not None]

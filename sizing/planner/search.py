@@ -153,16 +153,25 @@ class _Planner:
         if first.pricing_model not in c.pricing or (c.gpus and first.gpu.slug not in c.gpus):
             return []
         entries = group.entries
-        if c.providers or c.regions or c.countries or c.mainland_china is not None:
+        narrowed = bool(c.providers or c.regions or c.countries or c.mainland_china is not None)
+        if narrowed:
             entries = [entry for entry in entries if c.covers(entry[2])]
         size = round(first.gpu.memory_gib)
         if entries and size in (24, 80) and first.gpu_count >= 1:
             self.cards.setdefault(size, first.gpu)  # for _what_would_fit, rejected or not
-        if c.include_stale is not True:
+        if c.include_stale is not True and narrowed:
             stale = [entry[2] for entry in entries if c.leaves_out(entry[2])]
             if stale:
                 self.reject(R.STALE_PRICE, stale)
                 entries = [entry for entry in entries if not c.leaves_out(entry[2])]
+        elif c.include_stale is not True:
+            # The whole group is in scope: what leaves_out drops was split off with the book.
+            if c.include_stale is False:
+                left_out, entries = group.stale, group.without_stale
+            else:
+                left_out, entries = group.stale_volatile, group.without_stale_volatile
+            if left_out:
+                self.reject(R.STALE_PRICE, _OffersOf(left_out))
         if entries:
             reason = _gpu_rejection(first, c)
             if reason:
