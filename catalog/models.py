@@ -298,7 +298,14 @@ class ScrapeRun(models.Model):
 class Price(models.Model):
     """The current price of one instance type in one region under one pricing model."""
 
-    instance_type = models.ForeignKey(InstanceType, on_delete=models.PROTECT, related_name="prices")
+    # Indexes: every refresh rewrites each price it sees again (observed_at, scrape_run,
+    # updated_at move), and each index costs a new entry per rewrite, so the table keeps only
+    # those a query needs (migration 0005). The natural key's unique index leads with
+    # instance_type and serves its lookups; nothing filters prices by run or orders them by
+    # observed_at over an index (catalog-wide MIN/MAX/stale counts scan, as they read most rows).
+    instance_type = models.ForeignKey(
+        InstanceType, on_delete=models.PROTECT, related_name="prices", db_index=False
+    )
     region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="prices")
     pricing_model = models.CharField(max_length=16, choices=choices.PricingModel.choices)
     amount = models.DecimalField(max_digits=16, decimal_places=6)
@@ -311,7 +318,12 @@ class Price(models.Model):
     source_url = models.URLField(max_length=500, blank=True)
     source_note = models.CharField(max_length=500, blank=True)
     scrape_run = models.ForeignKey(
-        ScrapeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="prices"
+        ScrapeRun,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="prices",
+        db_index=False,
     )
     locked = models.BooleanField(
         default=False, help_text="Locked by a curator: scrapers never overwrite it."
@@ -344,7 +356,7 @@ class Price(models.Model):
         ]
         indexes = [
             models.Index(fields=["pricing_model", "usd_per_gpu_hour"]),
-            models.Index(fields=["observed_at"]),
+            # MAX(updated_at) is the price part of the planner's catalog fingerprint.
             models.Index(fields=["updated_at"]),
         ]
 
