@@ -441,7 +441,7 @@ def test_one_cross_check_per_provider_at_a_time(source):
     )
     with pytest.raises(crosscheck.CrossCheckInProgress):
         crosscheck.crosscheck_run(provider_slug="aws")
-    assert crosscheck_provider.delay("aws").get()["status"] == "skipped"
+    assert crosscheck_provider.apply(args=("aws",)).get()["status"] == "skipped"
 
 
 # --- Entry points -----------------------------------------------------------------------------
@@ -486,7 +486,7 @@ def test_weekly_schedule_per_hyperscaler(settings):
 
 def test_task_runs_the_cross_check(source):
     only_prices("aws", {("g6.xlarge", "us-east-1", "on_demand"): "1.000000"})
-    result = crosscheck_provider.delay("aws").get()
+    result = crosscheck_provider.apply(args=("aws",)).get()
     assert (result["status"], result["filed"]) == ("success", 1)
     assert CrossCheckRun.objects.get(pk=result["run"]).trigger == "schedule"
 
