@@ -19,7 +19,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -27,6 +26,8 @@ import time
 import urllib.request
 from collections import Counter
 from pathlib import Path
+
+from _stack import free_port, recreate_database
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -55,23 +56,6 @@ expected-statuses = ["400", "401", "403", "404", "405", "406", "409", "414", "41
 
 def step(message: str) -> None:
     print(f"fuzz-api: {message}", flush=True)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def recreate_database() -> str:
-    import psycopg
-
-    with psycopg.connect(
-        PG_ADMIN_URL.replace("postgres://", "postgresql://"), autocommit=True
-    ) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{DB_NAME}"')
-    return PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{DB_NAME}"
 
 
 def wait_ready(base: str, server: subprocess.Popen, log: Path) -> None:
@@ -128,7 +112,7 @@ def main() -> int:
         "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
         "DJANGO_SECURE_SSL_REDIRECT": "false",
-        "DATABASE_URL": recreate_database(),
+        "DATABASE_URL": recreate_database(PG_ADMIN_URL, DB_NAME),
         "REDIS_URL": REDIS_URL,
         "PROMETHEUS_MULTIPROC_DIR": str(work / "metrics"),
         # The throttles are tested on their own; here they would only turn the fuzzing into 429s.

@@ -13,7 +13,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -21,6 +20,8 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+from _stack import free_port, recreate_database
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -42,23 +43,6 @@ def fail(message: str) -> None:
     raise SystemExit(1)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def recreate_database() -> str:
-    import psycopg
-
-    with psycopg.connect(
-        PG_ADMIN_URL.replace("postgres://", "postgresql://"), autocommit=True
-    ) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{DB_NAME}"')
-    return PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{DB_NAME}"
-
-
 def http(method: str, url: str, *, token: str = "", timeout: float = 10) -> tuple[int, bytes]:
     request = urllib.request.Request(url, method=method, data=b"" if method == "POST" else None)
     if token:
@@ -78,7 +62,7 @@ def main() -> int:
     pages = LoopbackServer()
     pages.__enter__()
     try:
-        database_url = recreate_database()
+        database_url = recreate_database(PG_ADMIN_URL, DB_NAME)
         env = {
             **os.environ,
             **worker_environment(pages),
