@@ -678,6 +678,16 @@ def test_simplified_chinese_by_accept_language(client, url):
     assert "价格" in body
 
 
+def test_lang_query_parameter_is_for_the_api_only(client):
+    """docs/web.md: pages take their language from Accept-Language or the cookie, not `?lang=`, so
+    a shared link reads in each reader's language; the API's `?lang=zh-hans` still answers in Chinese."""
+    page = client.get(PLAN_QUERY + "&lang=zh-hans", HTTP_ACCEPT_LANGUAGE="en")
+    assert page.status_code == 200
+    assert 'lang="en"' in text(page) and "跳到正文" not in text(page)
+    chinese = client.get(PLAN_QUERY + "&lang=en", HTTP_ACCEPT_LANGUAGE="zh-CN")
+    assert 'lang="zh-hans"' in text(chinese)
+
+
 def test_chinese_labels_on_the_plan_page(client):
     body = text(client.get(PLAN_QUERY, HTTP_ACCEPT_LANGUAGE="zh-Hans"))
     assert "规划" in body and "每 GPU 显存" in body and "竞价" in body
