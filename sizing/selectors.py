@@ -7,6 +7,8 @@ import gc
 import hashlib
 import logging
 import threading
+import time
+import weakref
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -22,7 +24,6 @@ from django.utils import timezone
 
 from catalog.models import GPU, InstanceType, Interconnect, Price, Provider, Region
 from catalog.querysets import MARKETPLACE, price_is_volatile, shelf_life_days
-from catalog.selectors import catalog_as_of
 
 from .estimator import Estimate, GPUSpec, Workload, estimate
 from .messages import DEFAULT_LANGUAGE, Message, MessageCode, message_dict, message_render
@@ -488,6 +489,45 @@ def catalog_version() -> str:
     return hashlib.sha256(repr(row).encode()).hexdigest()
 
 
+# This process's last fingerprint and when (time.monotonic) the query that read it started.
+_version_read: tuple[float, str] | None = None
+
+
+def catalog_version_recent() -> str:
+    """``catalog_version()``, read at most once per ``CATALOG_VERSION_MAX_AGE_S`` seconds per
+    process (0: every call). The fingerprint counts every price row, ~50 ms at 250,000 prices
+    (bench/RESULTS.md), which every recommendation, cached or not, paid; a catalog change is
+    now seen up to that many seconds later, and an answer still comes from one whole version.
+    """
+    global _version_read
+    max_age = settings.CATALOG_VERSION_MAX_AGE_S
+    started = time.monotonic()
+    read = _version_read
+    if max_age > 0 and read is not None and 0 <= started - read[0] < max_age:
+        return read[1]
+    version = catalog_version()
+    _version_read = (started, version)
+    return version
+
+
+# The newest observation among a book's offers, worked out once per book (one catalog version).
+_as_of: weakref.WeakKeyDictionary[OfferBook, datetime | None] = weakref.WeakKeyDictionary()
+
+
+def book_as_of(book: OfferBook) -> datetime | None:
+    """How fresh the catalog an answer was planned over is: the newest ``observed_at`` among the
+    book's offers (every current price of an active instance type), of the same version as the
+    answer's plans. (A catalog-wide ``MAX(observed_at)`` per request was a sequential scan of
+    every price, ~60 ms at 250,000, and could name a newer version than the book answering.)"""
+    try:
+        return _as_of[book]
+    except KeyError:
+        pass
+    newest = max((offer.observed_at for offer in book.offers), default=None)
+    _as_of[book] = newest
+    return newest
+
+
 def _answer_key(
     workload: Workload, constraints: Constraints, objective: str, limit: int, lang: str
 ) -> str:
@@ -511,7 +551,7 @@ def recommend(
     fingerprint, and an answer also ends when one of its fresh prices would turn stale.
     """
     now = timezone.now()
-    version = catalog_version()
+    version = catalog_version_recent()
     key = f"{_answer_key(workload, constraints, objective, limit, lang)}:{version}"
     cached = _cache_get(key)
     if cached is not None and now < cached["valid_until"]:
@@ -528,7 +568,7 @@ def recommend(
         "rejected": rejected_dict(result.rejected, lang),
         "advice": [message_render(m.code, m.params, lang) for m in result.advice],
         "advice_messages": [message_dict(m, lang) for m in result.advice],
-        "catalog_as_of": catalog_as_of(),
+        "catalog_as_of": book_as_of(book),
         **prices_observed_span([p.offer for p in result.plans]),
         "objective": objective,
         "considered": result.considered,
@@ -572,23 +612,20 @@ def compare(
     weighed wherever it is sold); the other constraints apply, the stale-price rule included.
     """
     scope = replace(constraints, gpus=(), providers=(), regions=())
-    by_gpu: dict[str, list[Offer]] = defaultdict(list)
-    by_instance: dict[tuple[str, str], list[Offer]] = defaultdict(list)
-    for offer in offer_book(catalog_version()).offers:
-        if scope.covers(offer):
-            by_gpu[offer.gpu.slug].append(offer)
-            by_instance[(offer.provider, offer.instance_type)].append(offer)
+    book = offer_book(catalog_version_recent())
+    by_gpu, by_instance = _compare_index(book)
     rows = []
     fitted: list[Offer] = []
     first_fit: Plan | None = None
     spreads = plan_spreads(workload)
     for target in targets:
         if target.get("gpu"):
-            subset = by_gpu.get(target["gpu"], [])
+            named = by_gpu.get(target["gpu"], [])
             label = target["gpu"]
         else:
-            subset = by_instance.get((target["provider"], target["instance_type"]), [])
+            named = by_instance.get((target["provider"], target["instance_type"]), [])
             label = f"{target['provider']}/{target['instance_type']}"
+        subset = [offer for offer in named if scope.covers(offer)]
         result = plan(workload, subset, scope, limit=1)
         if result.plans:
             first_fit = first_fit or result.plans[0]
@@ -616,9 +653,30 @@ def compare(
             workload, [first_fit] if first_fit else [], constraints.fit_on, lang
         ),
         "rows": rows,
-        "catalog_as_of": catalog_as_of(),
+        "catalog_as_of": book_as_of(book),
         **prices_observed_span(fitted),
     }
+
+
+# A book's offers by GPU and by (provider, instance type), built once per book: a comparison
+# then scopes only the offers it names (not every offer of the catalog, per request).
+_CompareIndex = tuple[dict[str, list[Offer]], dict[tuple[str, str], list[Offer]]]
+_compare_indexes: weakref.WeakKeyDictionary[OfferBook, _CompareIndex] = weakref.WeakKeyDictionary()
+
+
+def _compare_index(book: OfferBook) -> _CompareIndex:
+    try:
+        return _compare_indexes[book]
+    except KeyError:
+        pass
+    by_gpu: dict[str, list[Offer]] = defaultdict(list)
+    by_instance: dict[tuple[str, str], list[Offer]] = defaultdict(list)
+    for offer in book.offers:
+        by_gpu[offer.gpu.slug].append(offer)
+        by_instance[(offer.provider, offer.instance_type)].append(offer)
+    index = (dict(by_gpu), dict(by_instance))
+    _compare_indexes[book] = index
+    return index
 
 
 def _why_not(result: PlanResult, subset: list[Offer], label: str) -> Message:

@@ -19,5 +19,7 @@ REST_FRAMEWORK = {
 # A test that writes the catalog and asks again expects the answer to follow at once; the
 # background swap has its own tests (tests/sizing/test_offer_book_swap.py).
 OFFER_BOOK_BACKGROUND_REBUILD = False
+# ... and the fingerprint read again on every call (sizing.selectors.catalog_version_recent).
+CATALOG_VERSION_MAX_AGE_S = 0.0
 # Tests import config.wsgi without a catalog to read.
 OFFER_BOOK_READ_AT_START = False

@@ -376,7 +376,11 @@ class RecommendOutputSerializer(AnySerializer):
     rejected = serializers.DictField(child=RejectedEntrySerializer())
     advice = serializers.ListField(child=serializers.CharField())
     advice_messages = MessageSerializer(many=True, help_text="The advice, coded.")
-    catalog_as_of = serializers.DateTimeField(allow_null=True)
+    catalog_as_of = serializers.DateTimeField(
+        allow_null=True,
+        help_text="The newest observed_at among the prices this answer was planned over (the "
+        "same catalog version as its plans).",
+    )
     prices_oldest_observed_at = serializers.DateTimeField(
         allow_null=True, help_text="When the oldest price this answer used was observed."
     )
@@ -409,7 +413,11 @@ class CompareRowSerializer(RecommendationSerializer):
 class CompareOutputSerializer(AnySerializer):
     estimate = EstimateOutputSerializer()
     rows = CompareRowSerializer(many=True)
-    catalog_as_of = serializers.DateTimeField(allow_null=True)
+    catalog_as_of = serializers.DateTimeField(
+        allow_null=True,
+        help_text="The newest observed_at among the prices this answer was planned over (the "
+        "same catalog version as its plans).",
+    )
     prices_oldest_observed_at = serializers.DateTimeField(
         allow_null=True, help_text="When the oldest price this answer used was observed."
     )
