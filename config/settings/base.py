@@ -287,8 +287,8 @@ CATALOG_VERSION_MAX_AGE_S = env.float("CATALOG_VERSION_MAX_AGE_S", default=1.0)
 # After a catalog change each worker reads its new offer book in a background thread while the
 # book it holds (one whole older version, none of its prices past shelf life) keeps answering.
 OFFER_BOOK_BACKGROUND_REBUILD = env.bool("OFFER_BOOK_BACKGROUND_REBUILD", default=True)
-# A worker (config/wsgi.py) starts reading its offer book in a background thread as it starts,
-# so its first recommendation does not read it from scratch (docs/operations.md).
+# The gunicorn master reads the offer book before it forks the workers (gunicorn.conf.py), so no
+# worker's first recommendation reads it from scratch (docs/operations.md).
 OFFER_BOOK_READ_AT_START = env.bool("OFFER_BOOK_READ_AT_START", default=True)
 
 # Logs: plain text by default, JSON lines (LOG_FORMAT=json, the production default) for machines;

@@ -1,0 +1,37 @@
+"""gunicorn settings (gunicorn reads ./gunicorn.conf.py from its working directory by default:
+the repository root, /app in the image; every command in this repository starts it from there).
+
+The application is loaded once in the master (``preload_app``), which reads the offer book
+(every current price, arranged for the planner: sizing/selectors.py) before it listens and
+before it forks the workers. Each worker starts with that book already in memory, shared
+copy-on-write with the master and the other workers: no worker, new or respawned, reads the
+catalog before its first recommendation (at 250,000 prices that read takes 9-13 s,
+bench/RESULTS.md). After a catalog change each worker reads the new book in the background while
+the one it holds answers (OFFER_BOOK_BACKGROUND_REBUILD). OFFER_BOOK_READ_AT_START=false leaves
+the first read to the first recommendation of each worker.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+preload_app = True
+
+
+def on_starting(server: Any) -> None:
+    """In the master, after the application loaded and before the listening socket opens: read
+    the offer book, then close every connection the read opened (a forked worker must not share
+    the master's database or Redis sockets)."""
+    from django.conf import settings
+
+    if not settings.OFFER_BOOK_READ_AT_START:
+        return
+    from django.core.cache import caches
+    from django.db import connections
+
+    from sizing.selectors import offer_book_read_at_start
+
+    server.log.info("reading the offer book before forking the workers")
+    offer_book_read_at_start().join()
+    connections.close_all()
+    caches.close_all()

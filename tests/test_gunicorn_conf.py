@@ -1,0 +1,71 @@
+"""gunicorn.conf.py: the application is preloaded in the master, which reads the offer book
+before it forks the workers and closes what the read opened."""
+
+from __future__ import annotations
+
+import logging
+import runpy
+from pathlib import Path
+
+import pytest
+from django.core.cache import caches
+from django.db import connections
+
+from catalog.models import Price
+from sizing import selectors
+
+ROOT = Path(__file__).resolve().parent.parent
+CONF = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+
+pytestmark = pytest.mark.django_db(transaction=True)  # the read runs in a thread
+
+
+class _Server:
+    log = logging.getLogger("gunicorn.test")
+
+
+@pytest.fixture(autouse=True)
+def _catalog(django_db_blocker):
+    from django.core.management import call_command
+
+    if not Price.objects.exists():
+        call_command("load_catalog", verbosity=0)
+    selectors.offer_book_forget()
+    yield
+    selectors.offer_book_forget()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _catalog_after(django_db_blocker):
+    """Transactional tests flush the database; leave the catalog loaded for those that follow."""
+    yield
+    from django.core.management import call_command
+
+    with django_db_blocker.unblock():
+        call_command("load_catalog", verbosity=0)
+
+
+def test_the_app_is_preloaded_in_the_master():
+    assert CONF["preload_app"] is True
+
+
+def test_the_master_reads_the_book_before_forking_and_closes_its_connections(settings, monkeypatch):
+    settings.OFFER_BOOK_READ_AT_START = True
+    closed = []
+    for handler in (connections, caches):
+        real = handler.close_all
+        monkeypatch.setattr(handler, "close_all", lambda real=real: closed.append(real()))
+    CONF["on_starting"](_Server())
+    assert len(closed) == 2  # database connections and cache clients, once each
+    held = selectors._book
+    assert held is not None
+    assert held.key[0] == selectors.catalog_version()
+    assert len(held.book) == Price.objects.current().filter(instance_type__is_active=True).count()
+    CONF["on_starting"](_Server())  # a book already held is not read again
+    assert selectors._book is held
+
+
+def test_nothing_is_read_when_the_setting_is_off(settings):
+    settings.OFFER_BOOK_READ_AT_START = False
+    CONF["on_starting"](_Server())
+    assert selectors._book is None
