@@ -45,6 +45,7 @@ import yaml  # noqa: E402
 
 from sizing import compute  # noqa: E402
 from sizing.estimator import GPUSpec, ModelArch, Topology, estimate, parse_workload  # noqa: E402
+from sizing.frameworks import FRAMEWORKS  # noqa: E402
 from sizing.inputs import WORKLOAD  # noqa: E402
 from sizing.presets import load_presets  # noqa: E402
 
@@ -191,6 +192,9 @@ class Fitted:
     neutral: float
     key: str | None = None
     otherwise: str | None = None  # with no rows: the value just fitted for this other constant
+    # constants put back to their neutral value while this one is fitted (and restored after):
+    # a fallback figure is fitted as if the more specific ones did not exist
+    blind: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -224,6 +228,7 @@ def _throughput(f: dict) -> bool:
     return f["kind"] == "throughput"
 
 
+INT4_KERNELS = tuple(compute.DECODE_INT4_KERNEL_EFFICIENCY)
 FITTED: tuple[Fitted, ...] = (
     # compute.py: MosaicML A100 rows, 7B-30B; else every dense 16-bit throughput row.
     Fitted(
@@ -323,8 +328,33 @@ FITTED: tuple[Fitted, ...] = (
             key=p[0],
             # no row in this format: what single-GPU decode reached in 4-bit
             otherwise=None if p[0] == "int4" else "DECODE_BANDWIDTH_EFFICIENCY[int4]",
+            # the 4-bit figure is for an engine whose kernel has no figure of its own
+            blind=tuple(f"DECODE_INT4_KERNEL_EFFICIENCY[{k}]" for k in INT4_KERNELS)
+            if p[0] == "int4"
+            else (),
         )
         for p in (("int4",), ("bf16", "fp16", "fp32"), ("int8",))
+    ),
+    # Each engine's 4-bit kernel on the single-GPU 4-bit rows of the engines that run it; with
+    # none on the other sources it is 0, which means the 4-bit figure above.
+    *(
+        Fitted(
+            compute,
+            "DECODE_INT4_KERNEL_EFFICIENCY",
+            (
+                lambda f, k=k: (
+                    f["kind"] == "decode"
+                    and f["tp"] == 1
+                    and f["precision"] == "int4"
+                    and f["int4_kernel"] == k
+                ),
+            ),
+            0.1,
+            1.0,
+            0.0,
+            key=k,
+        )
+        for k in INT4_KERNELS
     ),
     Fitted(
         compute,
@@ -368,6 +398,7 @@ def facts(row: dict, presets: dict, gpus: dict) -> dict:
         "precision": w.precision,
         "seq_len": w.seq_len,
         "compile": w.compile,
+        "int4_kernel": FRAMEWORKS[w.framework].int4_kernel,
         # serving on n GPUs is one tensor-parallel replica (sizing/estimator.py _inference_tp)
         "tp": int(row["tensor_parallel"] or 1) if w.is_training else n,
         "nodes": -(-n // int(row["gpus_per_node"] or 8)),
@@ -427,7 +458,13 @@ def fit_constants(
     for _ in range(FIT_PASSES):
         for c in FITTED:
             if c.label in subsets:
-                _set_fitted(c, _fit_one(c, subsets[c.label], presets, gpus))
+                hidden = {label: fitted[label].get() for label in c.blind}
+                for label in hidden:
+                    _set_fitted(fitted[label], fitted[label].neutral)
+                value = _fit_one(c, subsets[c.label], presets, gpus)
+                for label, kept in hidden.items():
+                    _set_fitted(fitted[label], kept)
+                _set_fitted(c, value)
             elif c.otherwise:
                 _set_fitted(c, fitted[c.otherwise].get())
     return {c.label: c.get() for c in FITTED}
@@ -520,12 +557,12 @@ def main(argv: list[str] | None = None) -> int:
             everyone = fit_constants(every, row_facts, None, presets, gpus)
         labels = [c.label for c in FITTED]
         print(
-            f"\n{'fitted constant':34} {'shipped':>10} {'all':>10} {'fold min':>10} {'fold max':>10}"
+            f"\n{'fitted constant':40} {'shipped':>10} {'all':>10} {'fold min':>10} {'fold max':>10}"
         )
         for label in labels:
             folds = [f[label] for f in fits.values()]
             print(
-                f"{label:34} {shipped[label]:10.4g} {everyone[label]:10.4g} "
+                f"{label:40} {shipped[label]:10.4g} {everyone[label]:10.4g} "
                 f"{min(folds):10.4g} {max(folds):10.4g}"
             )
     print(

@@ -546,7 +546,7 @@ WORKLOAD_OPTIONS: list[tuple[str, str, str, str | None, str]] = [
     (
         "framework",
         "choice",
-        "hf, torchtune, litgpt, axolotl, unsloth, llama_factory, deepspeed, megatron, torchtitan, vllm, sglang. Sets the defaults of loss, activation_offloading, optimizer_in_backward and compile.",
+        "hf, torchtune, litgpt, axolotl, unsloth, llama_factory, deepspeed, megatron, torchtitan, vllm, sglang, gpt_fast, torchao, exllamav2, mlc_llm, llama_cpp. Sets the defaults of loss, activation_offloading, optimizer_in_backward and compile; for serving, the 4-bit decode kernel.",
         None,
         "--framework",
     ),

@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from .frameworks import FRAMEWORKS
 from .memory import DTYPE_BYTES, FREEZE_TRAINABLE_LAYERS, INT4_BYTES_PER_PARAM, quantizable_params
 from .numbers import large
 from .specs import GPUSpec, ModelArch, Topology
@@ -124,27 +125,42 @@ PIPELINE_MICROBATCHES_PER_STAGE = 8
 GOODPUT = 0.9
 
 # ---- decode --------------------------------------------------------------------------------
-# Memory-bandwidth utilisation of batch-1 decode kernels. gpt-fast on A100-80GB: bf16 Llama-2-7B
-# 1397 GB/s of 2039 = 0.69, 70B int8 0.65 (1323), 7B int8 0.52. 4-bit kernels differ twofold
-# between implementations: gpt-fast's reaches 0.42 (7B) and 0.54 (70B) on an A100, ExLlamaV2's
-# GPTQ kernels about 0.8 on an RTX 4090 (turboderp/exllamav2 README @1cefef95: 7B 195, 13B 110,
-# 33B 48 tokens/s). Fitted on single-GPU decode rows per format: int4 0.7464 (both sources),
-# bf16 0.6989 (fp16 and fp32 follow it), int8 0.595; fp8 has no row (0.65, not fitted).
+# Memory-bandwidth utilisation of batch-1 decode kernels, per weight format, fitted on the
+# single-GPU decode rows of bench/calibration.csv. bf16 (fp16 and fp32 follow it): gpt-fast
+# (A100-80GB) and torchao's generate.py (its copy of gpt-fast's; torchao/quantization/README.md
+# @03d01adc, A100) stream Llama-2-7B / Llama-3-8B at 0.66-0.70 of 2039 GB/s: fitted 0.713.
+# int8 (weight-only, the same two sources): 0.52-0.65, fitted 0.621. fp8 has no row (0.65, not
+# fitted). The int4 entry is for an engine whose kernel has no figure below (vLLM, SGLang, HF):
+# fitted over every single-GPU 4-bit row as if the engine were unknown, 0.699.
 DECODE_BANDWIDTH_EFFICIENCY = {
-    "fp32": 0.7,
-    "bf16": 0.7,
-    "fp16": 0.7,
+    "fp32": 0.713,
+    "bf16": 0.713,
+    "fp16": 0.713,
     "fp8": 0.65,
-    "int8": 0.6,
-    "int4": 0.75,
+    "int8": 0.621,
+    "int4": 0.699,
+}
+# 4-bit weight-only kernels differ up to twofold between engines (sizing/frameworks.py
+# int4_kernel); each is fitted on the single-GPU 4-bit rows of the engines that run it, from
+# two sources where there are two. tinygemm (gpt-fast G=32 and torchao int4wo-64, A100): 0.429.
+# ExLlamaV2's GPTQ kernels (turboderp/exllamav2 README @1cefef95 on an RTX 4090;
+# mlc-ai/llm-perf-bench README @d401356f on an RTX 4090 and 3090 Ti): 0.757. MLC LLM's
+# q4f16_1 (0.823) and llama.cpp's Q4_0 (0.635): llm-perf-bench only, so left out of sample
+# they take the 4-bit figure above.
+DECODE_INT4_KERNEL_EFFICIENCY = {
+    "tinygemm": 0.429,
+    "exllamav2": 0.757,
+    "mlc": 0.823,
+    "ggml": 0.635,
 }
 # Decode matmuls at large batch run well below peak (weights are re-read per step, small M).
 DECODE_COMPUTE_EFFICIENCY = 0.5
 # Tensor-parallel decode adds two all-reduces per layer per token; their latency dominates:
-# gpt-fast Llama-2-7B TP8 (328 tok/s) and 70B TP8 (62.5 tok/s) leave ~25 us per all-reduce
-# over NVLink after the weight streaming time (fitted on the tensor-parallel decode rows:
-# 24.27 us). PCIe all-reduces are ~2x slower.
-ALLREDUCE_LATENCY_S = {"nvlink": 24.3e-6, "pcie": 48.6e-6}
+# gpt-fast Llama-2-7B TP8 (328 tok/s) and 70B TP8 (62.5 tok/s) over NVLink leave ~25 us per
+# all-reduce after the weight streaming time. PCIe all-reduces are taken as 2x slower; fitted on
+# the tensor-parallel decode rows, NVLink (gpt-fast) and PCIe (MLC LLM on 2-8 A10Gs and two RTX
+# 4090s, llm-perf-bench): 25.3 us.
+ALLREDUCE_LATENCY_S = {"nvlink": 25.3e-6, "pcie": 50.6e-6}
 
 
 @dataclass
@@ -501,6 +517,16 @@ def gpu_hours_floor(w: Workload, gpu: GPUSpec, nodes: int) -> float | None:
     )
 
 
+def decode_bandwidth_efficiency(w: Workload) -> float:
+    """Fraction of HBM bandwidth a batch-1 decode step streams weights at: the engine's 4-bit
+    kernel's figure where it has one, else the weight format's."""
+    if w.precision == "int4":
+        kernel = FRAMEWORKS[w.framework].int4_kernel
+        if DECODE_INT4_KERNEL_EFFICIENCY.get(kernel):
+            return DECODE_INT4_KERNEL_EFFICIENCY[kernel]
+    return DECODE_BANDWIDTH_EFFICIENCY[w.precision]
+
+
 def decode_speed(
     w: Workload, gpu: GPUSpec, *, tp: int, topology: Topology, kv_cache_bytes_per_gpu: float
 ) -> ComputeResult:
@@ -531,7 +557,7 @@ def decode_speed(
         routed = routed_expert_params(a)
         weight_bytes *= 1 - routed / a.params * (1 - touched)
     step_bytes = weight_bytes / tp + kv_cache_bytes_per_gpu
-    eff = DECODE_BANDWIDTH_EFFICIENCY[w.precision]
+    eff = decode_bandwidth_efficiency(w)
     t_mem = step_bytes / (bw * eff)
     t_flops = conc * flops_tok / tp / (peak * DECODE_COMPUTE_EFFICIENCY)
     t_comm = 0.0

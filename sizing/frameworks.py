@@ -12,6 +12,11 @@ decreases memory"; its README's published tables were run with it on); torchtita
 torchtitan/config/job_config.py `Compile.enable = False` (its benchmark tables say when they
 turned it on). Calibration rows
 set `compile` from what their source says.
+
+For serving, `int4_kernel` names the weight-only 4-bit matmul the engine decodes with: the
+kernels stream weights at very different fractions of the memory bandwidth (sizing/compute.py
+DECODE_INT4_KERNEL_EFFICIENCY). An engine without one listed (vLLM and SGLang pick among several
+kernels by GPU and checkpoint format) gets the figure fitted over every 4-bit decode row.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ class Framework:
     # QLoRA: embeddings, head and norms (everything not stored in 4 bits) held in fp32.
     qlora_fp32_unquantised: bool = False
     compile: bool = False  # torch.compile on the training step
+    int4_kernel: str = ""  # serving: the weight-only 4-bit decode kernel (sizing/compute.py)
     source: str = ""
 
 
@@ -66,4 +72,32 @@ FRAMEWORKS: dict[str, Framework] = {
     ),
     "vllm": Framework("standard", source="serving: no loss"),
     "sglang": Framework("standard", source="serving: no loss"),
+    # Batch-1 decode engines (serving: no loss).
+    "gpt_fast": Framework(
+        "standard",
+        int4_kernel="tinygemm",
+        source="pytorch-labs/gpt-fast quantize.py WeightOnlyInt4Linear: "
+        "torch.ops.aten._weight_int4pack_mm (tinygemm)",
+    ),
+    "torchao": Framework(
+        "standard",
+        int4_kernel="tinygemm",
+        source="pytorch/ao torchao/quantization/README.md @03d01adc: int4 weight-only runs "
+        "tinygemm (aten._weight_int4pack_mm), gpt-fast's kernel",
+    ),
+    "exllamav2": Framework(
+        "standard",
+        int4_kernel="exllamav2",
+        source="turboderp/exllamav2: its own GPTQ/EXL2 CUDA matmul kernels",
+    ),
+    "mlc_llm": Framework(
+        "standard",
+        int4_kernel="mlc",
+        source="mlc-ai/mlc-llm: TVM-compiled q4f16_1 kernels (4-bit, group 32)",
+    ),
+    "llama_cpp": Framework(
+        "standard",
+        int4_kernel="ggml",
+        source="ggerganov/llama.cpp: ggml CUDA kernels for GGUF Q4_0 blocks",
+    ),
 }

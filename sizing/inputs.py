@@ -36,6 +36,11 @@ FRAMEWORK_NAMES = (
     "torchtitan",
     "vllm",
     "sglang",
+    "gpt_fast",
+    "torchao",
+    "exllamav2",
+    "mlc_llm",
+    "llama_cpp",
 )
 LOSS_MODES = ("standard", "chunked", "fused")
 SHARDINGS = ("none", "zero1", "zero2", "zero3", "fsdp")
@@ -242,7 +247,8 @@ WORKLOAD: tuple[Field, ...] = (
         "framework",
         "choice",
         gettext_noop("Framework"),
-        "Sets the defaults of loss, activation_offloading, optimizer_in_backward and compile.",
+        "Sets the defaults of loss, activation_offloading, optimizer_in_backward and compile; "
+        "for serving, the 4-bit decode kernel.",
         FRAMEWORK_NAMES,
         default="hf",
     ),

@@ -57,6 +57,11 @@ FRAMEWORKS: dict[str, str] = {
     "torchtitan": "TorchTitan",
     "vllm": "vLLM",
     "sglang": "SGLang",
+    "gpt_fast": "gpt-fast",
+    "torchao": "torchao",
+    "exllamav2": "ExLlamaV2",
+    "mlc_llm": "MLC LLM",
+    "llama_cpp": "llama.cpp",
 }
 
 CHECKPOINTING: dict[str, Promise] = {

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from sizing.compute import DECODE_BANDWIDTH_EFFICIENCY, DECODE_INT4_KERNEL_EFFICIENCY
 from sizing.estimator import (
     BREAKDOWN_KEYS,
     GPUSpec,
@@ -304,6 +305,31 @@ def test_decode_is_bounded_by_memory_bandwidth():
         gpu=GPUS["a100-sxm4-80gb"],
     )
     assert batched.tokens_per_second > 20 * e.tokens_per_second
+
+
+def test_4bit_decode_speed_follows_the_engines_kernel():
+    """The engine's 4-bit kernel sets the bandwidth a decode step streams at (gpt-fast's
+    tinygemm about half of ExLlamaV2's); an engine without a listed kernel gets the 4-bit
+    figure, and 16-bit decode does not depend on the engine."""
+    gpu = GPUS["rtx-4090"]
+
+    def speed(framework: str, precision: str = "int4") -> float:
+        w = wl(
+            model="llama-2-7b",
+            task="inference",
+            precision=precision,
+            context_len=256,
+            concurrency=1,
+            framework=framework,
+        )
+        return estimate(w, gpu=gpu).tokens_per_second
+
+    assert speed("gpt_fast") < 0.7 * speed("exllamav2")
+    assert speed("torchao") == speed("gpt_fast")
+    assert speed("llama_cpp") < speed("exllamav2") < speed("mlc_llm")
+    ratio = DECODE_BANDWIDTH_EFFICIENCY["int4"] / DECODE_INT4_KERNEL_EFFICIENCY["exllamav2"]
+    assert speed("vllm") == pytest.approx(speed("exllamav2") * ratio, rel=0.01)
+    assert speed("vllm", "bf16") == speed("exllamav2", "bf16") == speed("hf", "bf16")
 
 
 def test_fp8_on_a_gpu_without_fp8_falls_back_with_a_note():
