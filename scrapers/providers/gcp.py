@@ -132,7 +132,12 @@ MACHINE_TYPES: dict[str, tuple[str, int, int, str, int]] = {
     "a2-highgpu-8g": ("a2", 96, 680, "nvidia-tesla-a100", 8),
     "a2-megagpu-16g": ("a2", 96, 1360, "nvidia-tesla-a100", 16),
     "a2-ultragpu-1g": ("a2", 12, 170, "nvidia-a100-80gb", 1),
+    "a2-ultragpu-2g": ("a2", 24, 340, "nvidia-a100-80gb", 2),
+    "a2-ultragpu-4g": ("a2", 48, 680, "nvidia-a100-80gb", 4),
+    "a2-ultragpu-8g": ("a2", 96, 1360, "nvidia-a100-80gb", 8),
     "a3-highgpu-1g": ("a3", 26, 234, "nvidia-h100-80gb", 1),
+    "a3-highgpu-2g": ("a3", 52, 468, "nvidia-h100-80gb", 2),
+    "a3-highgpu-4g": ("a3", 104, 936, "nvidia-h100-80gb", 4),
     "a3-highgpu-8g": ("a3", 208, 1872, "nvidia-h100-80gb", 8),
     "a3-megagpu-8g": ("a3mega", 208, 1872, "nvidia-h100-mega-80gb", 8),
     "a3-ultragpu-8g": ("a3ultra", 224, 2952, "nvidia-h200-141gb", 8),
@@ -148,6 +153,10 @@ SOLD_ONLY_AS: dict[str, tuple[str, ...]] = {
     "a3-highgpu-1g": ("spot",),  # Spot or Flex-start (DWS) only
     "a3-highgpu-2g": ("spot",),
     "a3-highgpu-4g": ("spot",),
+    # A3 Ultra is sold through reservations, Flex-start and Spot (same docs page): the sum of its
+    # per-resource rates is what a reservation without a commitment is billed, not a VM anyone
+    # can start on demand.
+    "a3-ultragpu-8g": ("spot",),
 }
 
 # Public GPU page: model as printed -> accelerator type (the record's instance_type). Models not

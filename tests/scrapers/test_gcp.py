@@ -48,7 +48,8 @@ def test_registered():
 
 
 def test_catalog_record_counts(catalog):
-    assert len(catalog) == 137  # a3-highgpu-1g on-demand is not sold (SOLD_ONLY_AS)
+    # a3-highgpu-1g/2g/4g and a3-ultragpu-8g have Spot records only (SOLD_ONLY_AS).
+    assert len(catalog) == 143
     assert {r.currency for r in catalog} == {"USD"}
     assert {r.unit for r in catalog} == {"hour"}
     # us-east1 / us-west1 are served by the "Americas" SKUs but are not in the default regions.
@@ -93,6 +94,21 @@ def test_accelerator_optimized_families(catalog):
     mega = records[("a3-megagpu-8g", "us-central1", "spot")]
     assert (mega.gpu_name, mega.amount) == ("nvidia-h100-mega-80gb", Decimal("21.2082720"))
     assert records[("a2-ultragpu-1g", "us-central1", "on_demand")].gpu_name == "nvidia-a100-80gb"
+    one = records[("a2-ultragpu-1g", "us-central1", "on_demand")]
+    eight = records[("a2-ultragpu-8g", "us-central1", "on_demand")]
+    assert (eight.vcpus, eight.ram_gib, eight.gpu_count) == (96, 1360.0, 8)
+    # The same A2 core, RAM and A100 80GB rates, times the 8-GPU shape's counts.
+    core, ram, gpu = (Decimal(one.extra[k]) for k in ("vcpu_hour", "gib_hour", "gpu_hour"))
+    assert eight.amount == 96 * core + 1360 * ram + 8 * gpu
+
+
+def test_shapes_sold_only_as_spot_keep_spot_only(catalog):
+    models = {}
+    for r in catalog:
+        models.setdefault(r.instance_type, set()).add(r.pricing_model)
+    for name in ("a3-highgpu-1g", "a3-highgpu-2g", "a3-highgpu-4g", "a3-ultragpu-8g"):
+        assert models[name] == {"spot"}, name
+    assert "on_demand" in models["a3-highgpu-8g"]
 
 
 def test_catalog_traps_are_ignored(catalog):
@@ -155,7 +171,7 @@ def test_fetch_catalog_with_key_joins_pages():
     assert len(pages) == 1
     assert pages[0].meta == {"kind": "catalog", "pages": "2"}
     assert "k-123" not in pages[0].url
-    assert len(parse_all(scraper, pages)) == 137
+    assert len(parse_all(scraper, pages)) == 143
 
 
 def test_api_key_goes_in_a_header_and_pages_follow_the_token():
@@ -180,7 +196,7 @@ def test_api_key_goes_in_a_header_and_pages_follow_the_token():
     assert str(seen[0].url).startswith(
         "https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus"
     )
-    assert len(scraper.parse(pages[0])) == 137
+    assert len(scraper.parse(pages[0])) == 143
 
 
 def test_fetch_public_page_follows_the_iframe():

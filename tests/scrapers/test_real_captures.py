@@ -98,9 +98,12 @@ def test_gcp_a3_skus_as_the_real_catalog_names_them():
     assert prices[("a3-megagpu-8g", "us-central1", "on_demand")] == Decimal("92.742368")
     # 208 x 0.01 + 1872 x 0.002102 + 8 x 9.272460 ("... Mega GPU attached to Spot Preemptible")
     assert prices[("a3-megagpu-8g", "asia-northeast1", "spot")] == Decimal("80.194624")
-    # 224 x 0.03 + 2952 x 0.004 + 8 x 10 ("H200 141GB GPU": no "Nvidia" in the name)
-    assert prices[("a3-ultragpu-8g", "us-central1", "on_demand")] == Decimal("98.528")
-    assert len(prices) == 3  # DWS and calendar-mode GPU SKUs are not on-demand prices
+    # "H200 141GB GPU" (no "Nvidia" in the name) and the A3Ultra host SKUs all map, but A3 Ultra
+    # cannot be started on demand (SOLD_ONLY_AS): their sum is noted as skipped, not recorded.
+    assert ("a3-ultragpu-8g", "us-central1", "on_demand") not in prices
+    reasons = {n.name: n.reason for n in result.notes if n.kind == NOTE_SKIPPED}
+    assert reasons["a3-ultragpu-8g us-central1 on_demand"].startswith("sold only as spot")
+    assert len(prices) == 2  # DWS and calendar-mode GPU SKUs are not on-demand prices
     unmatched = result.unmatched()
     assert [n.name for n in unmatched] == ["A4 Nvidia B200 (1 gpu slice) running in Americas"]
     assert unmatched[0].category == "sku"
@@ -114,7 +117,9 @@ def test_gcp_gpu_priced_without_its_host_family_is_reported_not_silent():
     result = parse_pages(scraper, [Page(url="x", status=200, body=body, meta={"kind": "catalog"})])
     assert ("a3-ultragpu-8g", "us-central1", "on_demand") not in table(result.records)
     assert any(
-        n.kind == NOTE_SKIPPED and n.name.startswith("a3-ultragpu-8g us-central1")
+        n.kind == NOTE_SKIPPED
+        and n.name.startswith("a3-ultragpu-8g us-central1")
+        and n.reason.startswith("GPU SKU priced but no a3ultra")
         for n in result.notes
     )
 
