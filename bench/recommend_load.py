@@ -169,6 +169,34 @@ def worker_rss_mib(master: int) -> list[float]:
     return sorted(sizes)
 
 
+def worker_memory_mib(master: int) -> list[dict[str, float]]:
+    """Each gunicorn worker's memory, MiB: resident (RSS, shared pages counted in full), its
+    proportional share (PSS: a page shared by n processes counts 1/n) and its own pages (USS:
+    private clean + dirty, what the worker adds). Under preload_app a worker shares the offer
+    book the master read, so RSS overstates what each worker costs."""
+    try:
+        children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+    except OSError:
+        return []
+    figures = []
+    for pid in children:
+        fields: dict[str, float] = {}
+        try:
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+                name, _, rest = line.partition(":")
+                fields[name] = int(rest.split()[0]) / 1024
+        except (OSError, ValueError, IndexError):
+            continue
+        figures.append(
+            {
+                "rss": fields.get("Rss", 0.0),
+                "pss": fields.get("Pss", 0.0),
+                "uss": fields.get("Private_Clean", 0.0) + fields.get("Private_Dirty", 0.0),
+            }
+        )
+    return sorted(figures, key=lambda m: m["rss"])
+
+
 def vacuum() -> None:
     """VACUUM ANALYZE, as autovacuum would after a bulk change (some test set-ups run PostgreSQL
     with autovacuum off, and a table full of dead rows slows every scan)."""
