@@ -194,6 +194,21 @@ def test_azure_retail_records_keep_linux_pay_as_you_go_and_spot_only(tmp_path):
     }
 
 
+def test_azure_skypilot_spot_skips_the_pay_as_you_go_fallback_and_other_series(tmp_path):
+    azure = _load("azure_prices")
+    head = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,Generation"
+    rows = [
+        "Standard_NC24ads_A100_v4,A100-80GB,1,24,220,A100-80GB,3.673,0.7346,eastus,V2",
+        # no Spot SKU: SkyPilot repeats the pay-as-you-go price in the Spot column
+        "Standard_ND96isr_H200_v5,H200,8,96,1850,H200,84.8,84.8,eastus2,V2",
+        "Standard_NC4as_T4_v3,T4,1,4,28,T4,0.526,,westus,V2",  # no Spot price at all
+        "Standard_D2s_v5,,,2,8,,0.096,0.0192,eastus,V1,V2",  # not N-series
+    ]
+    path = tmp_path / "vms.csv"
+    path.write_text("\n".join([head, *rows]) + "\n", encoding="utf-8")
+    assert azure.parse_skypilot_spot(path) == {("Standard_NC24ads_A100_v4", "eastus"): 0.7346}
+
+
 def test_gcp_gpu_skus_read_plain_spot_and_commitment_skus_only():
     gcp = _load("gcp_prices")
     capture = Path(settings.BASE_DIR) / "tests/scrapers/pages/gcp/real/gpu-skus-2026-05.json"
