@@ -14,8 +14,12 @@ starts gunicorn with the production settings and 2 workers, then runs wrk agains
 - the same two with a different `tokens` in every request ("cold": every request computes),
   and the light one with max_usd_per_hour (a price limit: which node counts pass depends on
   each offer's price).
-Each worker reads the catalog into its offer book on its first request (once per catalog
-version); a 3-second warm-up run, not reported, makes sure both workers have.
+The gunicorn master reads the offer book before it forks the workers (gunicorn.conf.py), so
+"start-up" (gunicorn started to /healthz answering) includes that read and the first
+recommendation does not; a 3-second warm-up run, not reported, precedes the measured runs.
+Worker memory is given as RSS (shared pages counted in full), PSS and USS (the worker's own
+pages); "no book" is a worker of a server started once with OFFER_BOOK_READ_AT_START=false
+after /healthz only, the idle worker item 2 of issue 15 measures against.
 Each run reports p50/p95/p99 and requests/s; recommend p50 is also given as a multiple of /healthz.
 The database is vacuumed after each catalog change, as autovacuum would.
 """
@@ -101,7 +105,8 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(port: int) -> subprocess.Popen:
+def start_server(port: int, **extra: str) -> subprocess.Popen:
+    """gunicorn as production runs it (gunicorn.conf.py), ``extra`` added to its environment."""
     env = bench_environment("config.settings.production")
     env.update(
         DJANGO_SETTINGS_MODULE="config.settings.production",
@@ -111,6 +116,7 @@ def start_server(port: int) -> subprocess.Popen:
         REDIS_URL=REDIS_URL,
         LOG_LEVEL="WARNING",
     )
+    env.update(extra)
     return gunicorn_start(env, port, probe="/healthz")
 
 
@@ -232,6 +238,18 @@ def main() -> None:
         f"wrk -t1 -c{args.connections} -d{args.duration}s over loopback; gunicorn "
         "config.wsgi:application -w 2, config.settings.production, Redis cache\n"
     )
+    port = free_port()
+    server = start_server(port, OFFER_BOOK_READ_AT_START="false")
+    try:
+        bare = worker_memory_mib(server.pid)  # started, no book, /healthz only
+    finally:
+        gunicorn_stop(server)
+    bare_rss = max((m["rss"] for m in bare), default=0.0)
+    print(
+        "worker without a book (/healthz only): RSS "
+        + ", ".join(f"{m['rss']:.0f}" for m in bare)
+        + " MiB\n"
+    )
     rows = []
     for size in [int(s) for s in args.sizes.split(",")]:
         if size:
@@ -242,10 +260,12 @@ def main() -> None:
         vacuum()
         flush_redis()
         port = free_port()
-        server = start_server(port)
+        started = time.perf_counter()
+        server = start_server(port)  # the master reads the offer book before it listens
+        startup = time.perf_counter() - started
         load = os.getloadavg()[0]
         try:
-            idle = worker_rss_mib(server.pid)  # before either worker has read the catalog
+            idle = worker_memory_mib(server.pid)  # the book read in the master, shared
             first = {}
             for name, body in (("light", LIGHT), ("heavy", HEAVY)):
                 seconds, answer = post(port, body)  # the first ask computes and fills the cache
@@ -262,29 +282,39 @@ def main() -> None:
                     port, path, body=body, vary=vary, seconds=args.duration,
                     conns=args.connections,
                 )  # fmt: skip
-            busy = worker_rss_mib(server.pid)
+            busy = worker_memory_mib(server.pid)
         finally:
             gunicorn_stop(server)
         base = results["GET /healthz"]["p50_ms"]
         print(f"## catalog: {prices:,} prices ({size:,} synthetic)")
         print(
-            f"load average {load:.1f} -> {os.getloadavg()[0]:.1f}; worker RSS MiB idle "
-            f"(started, /healthz only) {', '.join(f'{m:.0f}' for m in idle)}, after the runs "
-            f"{', '.join(f'{m:.0f}' for m in busy)}"
+            f"load average {load:.1f} -> {os.getloadavg()[0]:.1f}; gunicorn started to /healthz "
+            f"answering (the master's read of the offer book included): {startup:.1f} s"
         )
+        for label, figures in (("idle (book shared)", idle), ("after the runs", busy)):
+            print(
+                f"worker memory {label}, MiB: "
+                + "; ".join(
+                    f"RSS {m['rss']:.0f} PSS {m['pss']:.0f} USS {m['uss']:.0f}" for m in figures
+                )
+                + " (RSS above a worker without a book: "
+                + ", ".join(f"{m['rss'] - bare_rss:.0f}" for m in figures)
+                + ")"
+            )
         for name, (seconds, plans, considered) in first.items():
             print(
                 f"first {name} request: {seconds * 1000:.0f} ms, {plans} plans, considered {considered:,}"
             )
         print(
             f"{'endpoint':<24} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'req/s':>8} "
-            f"{'requests':>8} {'non-2xx':>7} {'p50/healthz':>11}"
+            f"{'requests':>8} {'non-2xx':>7} {'p50/healthz':>11} {'p95/healthz':>11}"
         )
+        base95 = results["GET /healthz"]["p95_ms"]
         for label, r in results.items():
             print(
                 f"{label:<24} {r['p50_ms']:>8.2f} {r['p95_ms']:>8.2f} {r['p99_ms']:>8.2f} "
                 f"{r['rps']:>8.1f} {r['requests']:>8} {r['non_2xx'] + r['errors']:>7} "
-                f"{r['p50_ms'] / base:>10.1f}x"
+                f"{r['p50_ms'] / base:>10.1f}x {r['p95_ms'] / base95:>10.1f}x"
             )
         print()
         rows.append((prices, results))

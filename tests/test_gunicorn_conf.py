@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.cache import caches
 from django.db import connections
+from django.urls import clear_url_caches, get_resolver
 
 from catalog.models import Price
 from sizing import selectors
@@ -69,3 +70,11 @@ def test_nothing_is_read_when_the_setting_is_off(settings):
     settings.OFFER_BOOK_READ_AT_START = False
     CONF["on_starting"](_Server())
     assert selectors._book is None
+
+
+def test_the_master_builds_the_url_lookups_before_forking(settings):
+    settings.OFFER_BOOK_READ_AT_START = False
+    clear_url_caches()
+    assert not get_resolver()._populated
+    CONF["on_starting"](_Server())
+    assert get_resolver()._populated
