@@ -228,6 +228,12 @@ def _throughput(f: dict) -> bool:
     return f["kind"] == "throughput"
 
 
+def _timed(f: dict) -> bool:
+    """Training speed or GPU-hours rows: the ones a time constant changes (memory rows never
+    depend on one, so they would only dilute its median)."""
+    return f["kind"] in ("throughput", "gpu_hours")
+
+
 INT4_KERNELS = tuple(compute.DECODE_INT4_KERNEL_EFFICIENCY)
 FITTED: tuple[Fitted, ...] = (
     # compute.py: MosaicML A100 rows, 7B-30B; else every dense 16-bit throughput row.
@@ -277,7 +283,8 @@ FITTED: tuple[Fitted, ...] = (
         "FP8_RELATIVE_EFFICIENCY",
         (
             lambda f: (
-                f["is_training"]
+                _timed(f)
+                and f["is_training"]
                 and not f["moe"]
                 and f["method"] == "full"
                 and f["precision"] == "fp8"
@@ -299,7 +306,14 @@ FITTED: tuple[Fitted, ...] = (
         2.0,
         1.0,
     ),
-    Fitted(compute, "MOE_EFFICIENCY", (lambda f: f["is_training"] and f["moe"],), 0.1, 1.5, 1.0),
+    Fitted(
+        compute,
+        "MOE_EFFICIENCY",
+        (lambda f: _timed(f) and f["is_training"] and f["moe"],),
+        0.1,
+        1.5,
+        1.0,
+    ),
     Fitted(
         compute,
         "COMM_OVERLAP",
@@ -312,7 +326,7 @@ FITTED: tuple[Fitted, ...] = (
     Fitted(
         compute,
         "SCALE_PENALTY_PER_DOUBLING",
-        (lambda f: f["is_training"] and not f["moe"] and f["nodes"] >= 64,),
+        (lambda f: _timed(f) and f["is_training"] and not f["moe"] and f["nodes"] >= 64,),
         0.0,
         0.3,
         0.0,
