@@ -6,7 +6,7 @@ Run from the repository root (PostgreSQL; see bench/common.py):
     .venv/bin/python bench/profile_recommend.py --prices 0 --heavy
 
 It times the two halves of sizing.selectors.recommend without its answer cache: reading the
-catalog into an offer book (once per worker and catalog version: offer_list + OfferBook) and
+catalog into an offer book (once per worker and catalog version: offer_columns + OfferBook) and
 planning over the book (every question not asked before), then prints pyinstrument's call tree
 of planning (with --load, of reading as well).
 """
@@ -36,7 +36,7 @@ def main() -> None:
 
     from catalog.models import Price
     from sizing.planner import OfferBook, plan
-    from sizing.selectors import offer_list
+    from sizing.selectors import offer_columns
     from sizing.services import constraints_build as _constraints
     from sizing.services import workload_build as _workload
 
@@ -58,9 +58,11 @@ def main() -> None:
     if args.max_usd_per_hour is not None:
         constraints = replace(constraints, max_usd_per_hour=args.max_usd_per_hour)
     workload = _workload(data)
+    before = _rss_mib()
+    print(f"process RSS before reading a book: {before:.0f} MiB")
     for _ in range(3):
         start = time.perf_counter()
-        book = OfferBook(offer_list())
+        book = OfferBook(offer_columns())
         loaded = time.perf_counter()
         result = plan(workload, book, constraints, limit=10)
         done = time.perf_counter()
@@ -68,6 +70,7 @@ def main() -> None:
             f"offers {len(book):,}: read into a book {1000 * (loaded - start):.0f} ms, plan "
             f"{1000 * (done - loaded):.0f} ms ({result.considered:,} node counts weighed)"
         )
+    print(f"process RSS holding one book: {_rss_mib():.0f} MiB ({_rss_mib() - before:+.0f} MiB)")
     times = []
     for n in range(20):
         start = time.perf_counter()
@@ -81,10 +84,19 @@ def main() -> None:
     profiler = Profiler(interval=0.0005)
     profiler.start()
     if args.load:
-        book = OfferBook(offer_list())
+        book = OfferBook(offer_columns())
     plan(workload, book, constraints, limit=10)
     profiler.stop()
     print(profiler.output_text(unicode=False, color=False))
+
+
+def _rss_mib() -> float:
+    """This process's resident set size, MiB (Linux)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 if __name__ == "__main__":

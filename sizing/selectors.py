@@ -9,16 +9,17 @@ import logging
 import threading
 import time
 import weakref
+from array import array
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence, Sized
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, TypeGuard
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connection
-from django.db.models import FloatField
+from django.db import connection, transaction
+from django.db.models import BigIntegerField, Count, F, FloatField, Func, Max
 from django.db.models.functions import Cast
 from django.utils import timezone
 
@@ -28,6 +29,7 @@ from catalog.querysets import MARKETPLACE, price_is_volatile, shelf_life_days
 from .estimator import Estimate, GPUSpec, Workload, estimate
 from .messages import DEFAULT_LANGUAGE, Message, MessageCode, message_dict, message_render
 from .planner import Constraints, Offer, OfferBook, Plan, PlanResult, Rejections, plan
+from .planner.offers import OfferColumns, instant, instant_us, tail_hardware_key
 from .planner.rules import _billed_amount
 from .uncertainty import Spread, ranges, spread
 
@@ -59,83 +61,236 @@ _INSTANCE_COLUMNS = (
     "interconnect_intra__bandwidth_gb_s", "interconnect_inter__slug", "interconnect_inter__kind",
     "interconnect_inter__rdma",
 )  # fmt: skip
+# Prices are read in chunks (a server-side cursor on PostgreSQL): a quarter of a million rows
+# never sit in memory as objects at once.
+_PRICE_CHUNK = 20_000
+# What tells a shared table changed: its row count, newest id and newest updated_at.
+Fingerprint = tuple[Any, ...]
+GPUValues = dict[int, tuple[GPUSpec, str, bool]]
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """A book's columns and what they were read from: the GPU values their instance types share
+    (one GPUSpec object per GPU: the planner keys estimates on it), the fingerprint of the tables
+    every provider shares, and each provider's own (its instance types and prices), so that the
+    next read can take only the providers that changed."""
+
+    columns: OfferColumns
+    gpus: GPUValues
+    shared: Fingerprint
+    providers: dict[int, Fingerprint]
 
 
 def offer_list(*, now: datetime | None = None) -> list[Offer]:
-    """Every current price of an active instance type as a planner offer, in four queries
-    whatever the catalog's size (the planner applies the caller's scope: Constraints.covers).
+    """Every current price of an active instance type as a planner offer, in price-id order
+    (the planner applies the caller's scope: Constraints.covers). Builds every ``Offer``: for
+    tests and tools; the offer book keeps the same offers as columns (``offer_columns``)."""
+    columns = offer_columns(now=now)
+    return [columns.offer(row) for row in range(len(columns))]
 
-    Prices come as plain rows (no model instances); instance types, regions and GPUs, which
-    thousands of prices share, are read once each and their planner values built once each.
-    ``offer_book`` keeps the result for the planner.
-    """
-    now = now or timezone.now()
-    rows = list(
-        Price.objects.current()
-        .filter(instance_type__is_active=True)
-        .annotate(usd=Cast("usd_per_hour", FloatField()))
-        .values_list("pk", "instance_type_id", "region_id", "pricing_model", "usd", "observed_at")
+
+def offer_columns(*, now: datetime | None = None) -> OfferColumns:
+    """Every current price of an active instance type, as the offer book's columns, read in one
+    snapshot of the catalog."""
+    return _read(now or timezone.now(), None)[0].columns
+
+
+@contextlib.contextmanager
+def _snapshot() -> Iterator[None]:
+    """One view of the catalog for a whole read: a repeatable-read transaction on PostgreSQL (a
+    refresh committing meanwhile is not half seen), a transaction elsewhere."""
+    if connection.in_atomic_block:  # a caller's transaction (tests) already holds the view
+        yield
+        return
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        yield
+
+
+def _fingerprints() -> tuple[Fingerprint, dict[int, Fingerprint]]:
+    """The shared tables' fingerprint, and each provider's (its instance types and its prices,
+    gone ones included): a refresh or an edit moves updated_at, a row added moves the count."""
+    shared = tuple(
+        tuple(
+            model.objects.order_by()
+            .aggregate(n=Count("id"), top=Max("id"), at=Max("updated_at"))
+            .values()
+        )
+        for model in (GPU, Region, Provider, Interconnect)
     )
-    if not rows:
-        return []
-    gpus = {}
-    for gpu in GPU.objects.all():
-        gpus[gpu.pk] = (gpu_spec(gpu), gpu.segment, gpu.datacenter_use_allowed)
-    # Each instance type's and region's planner values, built once, in Offer's field order
-    # (positional: building a quarter of a million offers from keyword dicts costs seconds).
-    heads: dict[int, tuple[Any, ...]] = {}  # provider, its mainland China flag, its notes
-    tails: dict[int, tuple[Any, ...]] = {}  # instance type .. network_gbps
-    instance_ids = {row[1] for row in rows}
-    marketplace = {}
-    for (pk, name, gpu_id, gpu_count, sharing, vcpus, ram, disk, disk_type, network, provider,
-         provider_kind, provider_china, notes, intra_slug, intra_kind, intra_bw, inter_slug, inter_kind,
-         inter_rdma) in InstanceType.objects.filter(is_active=True).values_list(*_INSTANCE_COLUMNS):  # fmt: skip
-        if pk not in instance_ids:
-            continue
+    providers: dict[int, Fingerprint] = defaultdict(tuple)
+    for model, field in ((InstanceType, "provider_id"), (Price, "instance_type__provider_id")):
+        rows = (
+            model.objects.order_by()
+            .values_list(field)
+            .annotate(n=Count("id"), top=Max("id"), at=Max("updated_at"))
+        )
+        for provider_id, *figures in rows:
+            providers[provider_id] += (model.__name__, *figures)
+    return shared, dict(providers)
+
+
+def _read(now: datetime, base: _Reading | None) -> tuple[_Reading, int | None]:
+    """Read the book's columns in one snapshot. With ``base`` (the held book's reading, for the
+    same shelf-life settings): only the providers whose fingerprint moved are read again, the
+    others' offers are kept (their stale flags set again as of ``now``); everything is read
+    when a shared table moved. Returns the reading and how many providers were read again
+    (None: all)."""
+    with _snapshot():
+        shared, providers = _fingerprints()
+        if base is None or base.shared != shared:
+            gpus = {gpu.pk: (gpu_spec(gpu), gpu.segment, gpu.datacenter_use_allowed)
+                    for gpu in GPU.objects.all()}  # fmt: skip
+            columns = _read_columns(now, gpus, None, None)
+            return _Reading(columns, gpus, shared, providers), None
+        changed = {
+            provider_id
+            for provider_id in providers.keys() | base.providers.keys()
+            if providers.get(provider_id) != base.providers.get(provider_id)
+        }
+        columns = _read_columns(now, base.gpus, base.columns, changed)
+        return _Reading(columns, base.gpus, shared, providers), len(changed)
+
+
+def _read_columns(
+    now: datetime, gpus: GPUValues, base: OfferColumns | None, changed: set[int] | None
+) -> OfferColumns:
+    """The current prices of active instance types as columns, in price-id order: all of them,
+    or (``base``) ``base``'s offers of unchanged providers and the ``changed`` providers' read
+    again. Instance types' and regions' planner values are built once each and shared."""
+    instances = InstanceType.objects.filter(is_active=True)
+    prices = Price.objects.current().filter(instance_type__is_active=True)
+    if base is None:
+        columns = OfferColumns()
+        for pk, code, country, china in Region.objects.values_list(
+            "pk", "code", "country", "mainland_china"
+        ):
+            columns.place_ids[pk] = len(columns.places)
+            columns.places.append((code, country, china))
+    else:
+        assert changed is not None
+        slugs = set(Provider.objects.filter(pk__in=changed).values_list("slug", flat=True))
+        kept = [head[0] not in slugs for head, _, _ in base.kinds]
+        columns = base.take(row for row, kind in enumerate(base.kind) if kept[kind])
+        # Own copies of the tables this read changes (the held book keeps answering from its).
+        columns.kinds, columns.models = list(base.kinds), list(base.models)
+        columns.kind_ids = dict(base.kind_ids)
+        instances = instances.filter(provider_id__in=changed)
+        prices = prices.filter(instance_type__provider_id__in=changed)
+    kinds, kind_ids = columns.kinds, columns.kind_ids
+    made: dict[int, tuple[int, bool]] = {}  # instance type id -> (kind, marketplace), this read
+    # Values tens of thousands of instance types repeat (providers' heads, hardware keys, words
+    # such as "dedicated" or "nvme"), one object each: a quarter of them is most of the book.
+    shared: dict[Any, Any] = {}
+    instance_rows = instances.values_list(*_INSTANCE_COLUMNS).iterator(chunk_size=_PRICE_CHUNK)
+    for (instance_id, name, gpu_id, gpu_count, sharing, vcpus, ram, disk, disk_type, network,
+         provider, provider_kind, provider_china, notes, intra_slug, intra_kind, intra_bw,
+         inter_slug, inter_kind, inter_rdma) in instance_rows:  # fmt: skip
         spec, segment, allowed = gpus[gpu_id]
-        marketplace[pk] = provider_kind == MARKETPLACE
-        heads[pk] = (provider, provider_china, notes)
-        tails[pk] = (
+        words = (sharing, disk_type, intra_slug, intra_kind, inter_slug, inter_kind)
+        sharing, disk_type, intra_slug, intra_kind, inter_slug, inter_kind = (
+            shared.setdefault(word, word) for word in words
+        )
+        tail = (
             name, spec, segment, allowed, float(gpu_count), sharing, vcpus, ram, disk, disk_type,
             intra_slug, intra_kind, intra_bw, inter_slug, inter_kind,
             bool(inter_slug and inter_rdma), network,
         )  # fmt: skip
-    regions: dict[int, tuple[Any, ...]] = {
-        pk: (code, country, china)
-        for pk, code, country, china in Region.objects.values_list(
-            "pk", "code", "country", "mainland_china"
+        head = (provider, provider_china, notes)
+        hardware = tail_hardware_key(tail)
+        values = (shared.setdefault(head, head), tail, shared.setdefault(hardware, hardware))
+        index = kind_ids.get(instance_id)
+        if index is None:
+            index = kind_ids[instance_id] = len(kinds)
+            kinds.append(values)
+        else:
+            kinds[index] = values  # the same instance type read again: its row is reused
+        made[instance_id] = (index, provider_kind == MARKETPLACE)
+
+    models = {name: index for index, name in enumerate(columns.models)}
+    # Shelf life (microseconds) and volatility by pricing model and marketplace.
+    lives: dict[tuple[int, bool], tuple[int, bool]] = {}
+    cutoff = instant_us(now)
+    place_ids = columns.place_ids
+    # On PostgreSQL the observed-at instant comes as microseconds since the epoch (exact:
+    # EXTRACT gives a numeric): parsing a quarter of a million timestamps in Python costs seconds.
+    in_microseconds = connection.vendor == "postgresql"
+    observed_field: Any = (
+        Func(
+            F("observed_at"),
+            template="(EXTRACT(EPOCH FROM %(expressions)s) * 1000000)::bigint",
+            output_field=BigIntegerField(),
         )
-    }
-    # One middle (provider .. network_gbps) per instance type and region, shared by its prices.
-    middles: dict[tuple[int, int], tuple[Any, ...]] = {}
-    # Shelf life and volatility by (pricing model, marketplace): a handful of distinct values.
-    lives: dict[tuple[str, bool], tuple[timedelta, bool]] = {}
-    # A refresh stamps a provider's prices with a few timestamps and a handful of pricing models:
-    # one object per distinct value instead of one per price (a quarter of a million rows).
-    shared: dict[Any, Any] = {}
-    offers = []
-    make: Callable[..., Offer] = Offer  # positional, in field order (see ``middle``)
-    for pk, instance_id, region_id, pricing_model, usd, observed_at in rows:
-        on_market = marketplace[instance_id]
-        pricing_model = shared.setdefault(pricing_model, pricing_model)
-        observed_at = shared.setdefault(observed_at, observed_at)
-        known = lives.get((pricing_model, on_market))
+        if in_microseconds
+        else F("observed_at")
+    )
+    rows = (
+        prices.annotate(usd=Cast("usd_per_hour", FloatField()), observed_us=observed_field)
+        .values_list("pk", "instance_type_id", "region_id", "pricing_model", "usd", "observed_us")
+        .order_by("pk")
+    )
+    # The columns' appends, bound once (a quarter of a million rows).
+    add_id, add_kind, add_place = columns.price_id.append, columns.kind.append, columns.place.append
+    add_model, add_usd, add_observed = (
+        columns.model.append,
+        columns.usd.append,
+        columns.observed.append,
+    )
+    add_stale_at, add_stale, add_volatile = (
+        columns.stale_at.append, columns.stale.append, columns.volatile.append,
+    )  # fmt: skip
+    for pk, instance_id, region_id, pricing_model, usd, observed in rows.iterator(
+        chunk_size=_PRICE_CHUNK
+    ):
+        kind, on_market = made[instance_id]
+        model = models.get(pricing_model)
+        if model is None:
+            model = models[pricing_model] = len(columns.models)
+            columns.models.append(pricing_model)
+        known = lives.get((model, on_market))
         if known is None:
             days = shelf_life_days(pricing_model, marketplace=on_market)
             volatile = price_is_volatile(pricing_model, marketplace=on_market)
-            known = lives[(pricing_model, on_market)] = (timedelta(days=days), volatile)
+            known = lives[(model, on_market)] = (days * 86_400_000_000, volatile)
         life, volatile = known
-        stale_at = observed_at + life
-        stale_at = shared.setdefault(stale_at, stale_at)
-        middle = middles.get((instance_id, region_id))
-        if middle is None:
-            middle = middles[(instance_id, region_id)] = (
-                heads[instance_id] + regions[region_id] + tails[instance_id]
-            )
-        offers.append(
-            make(pk, *middle, pricing_model, usd, observed_at, stale_at <= now, volatile, stale_at)
-        )
-    return offers
+        if not in_microseconds:
+            observed = instant_us(observed)
+        add_id(pk)
+        add_kind(kind)
+        add_place(place_ids[region_id])
+        add_model(model)
+        add_usd(usd)
+        add_observed(observed)
+        add_stale_at(observed + life)
+        add_stale(observed + life <= cutoff)
+        add_volatile(volatile)
+    if base is None:
+        _drop_unpriced_kinds(columns)
+    else:
+        # Book order is price-id order, however the book was put together.
+        ids = columns.price_id
+        order = sorted(range(len(ids)), key=ids.__getitem__)
+        if any(row != at for at, row in enumerate(order)):
+            columns = columns.take(order)
+        columns.restamp(now)
+    return columns
+
+
+def _drop_unpriced_kinds(columns: OfferColumns) -> None:
+    """Leave out of the tables the instance types that have no current price (read with the
+    rest, they would only take room)."""
+    priced = sorted(set(columns.kind))
+    if len(priced) == len(columns.kinds):
+        return
+    new = dict(zip(priced, range(len(priced)), strict=True))
+    columns.kinds = [columns.kinds[kind] for kind in priced]
+    columns.kind_ids = {
+        instance_id: new[kind] for instance_id, kind in columns.kind_ids.items() if kind in new
+    }
+    columns.kind = array("i", map(new.__getitem__, columns.kind))
 
 
 # What an offer book was read for: (catalog version, the shelf-life settings).
@@ -144,17 +299,19 @@ BookKey = tuple[Any, ...]
 
 @dataclass(frozen=True)
 class _Held:
-    """This process's offer book and what it was read for."""
+    """This process's offer book, what it was read for and what it was read from."""
 
     key: BookKey
     book: OfferBook
     built_at: datetime
     valid_until: datetime | None  # when its first fresh price turns stale
+    reading: _Reading | None = None
 
 
-# One book of every offer per process, for the catalog version it was read at. A worker rebuilds
-# it after any catalog change (see catalog_version): in the background while the book it holds
-# is still fresh (OFFER_BOOK_BACKGROUND_REBUILD), else before answering.
+# One book of every offer per process, for the catalog version it was read at. A worker brings
+# it up to date after any catalog change (see catalog_version), reading again only the
+# providers that changed: in the background while the book it holds is still fresh
+# (OFFER_BOOK_BACKGROUND_REBUILD), else before answering.
 _book: _Held | None = None
 _book_lock = threading.Lock()
 _rebuilding: set[BookKey] = set()
@@ -165,11 +322,13 @@ def offer_book(version: str, *, now: datetime | None = None) -> OfferBook:
     """Every current offer, arranged for the planner, as of catalog ``version``
     (``catalog_version()``) or, while a newer book is being read, of the version before it.
 
-    Reading and arranging 50,000 prices takes 0.6-1 s (bench/RESULTS.md); kept, a recommendation
-    only plans. After a refresh or an edit changes the version, the held book keeps answering
-    while a thread reads the new one and swaps it in (no request waits for the read); every
-    answer comes from one whole version (``book.version``). Nothing stale is served: a book whose
-    first fresh price has turned stale is never handed out, the new one is read first.
+    Reading and arranging the whole catalog takes seconds at a quarter of a million prices
+    (bench/RESULTS.md); kept, a recommendation only plans. After a refresh or an edit changes
+    the version, the held book keeps answering while a thread brings it up to date (only the
+    providers whose rows changed are read again) and swaps the new book in (no request waits
+    for the read); every answer comes from one whole version (``book.version``). Nothing stale
+    is served: a book whose first fresh price has turned stale is never handed out, the new one
+    is read first.
     """
     now = now or timezone.now()
     key = (version, _shelf_lives())
@@ -200,18 +359,26 @@ def _usable(kept: _Held | None, key: BookKey, now: datetime) -> TypeGuard[_Held]
 
 
 def _swap_in(key: BookKey, now: datetime) -> _Held:
-    """Read the book for ``key`` and make it this process's (under ``_book_lock``)."""
+    """Read the book for ``key`` and make it this process's (under ``_book_lock``): from the
+    held book's reading, for the same shelf-life settings, only the providers that changed."""
     global _book
-    # Tens of thousands of long-lived offers make every full garbage collection cost ~100 ms
-    # (one in five recommendations at 50,000 prices). They hold no cycles, so they are moved out
-    # of the collector's sight (a replaced book is still freed by reference counting). What the
-    # last freeze pinned is handed back first, so cyclic garbage is pinned at most until the next
-    # catalog change.
+    held = _book
+    base = held.reading if held is not None and held.key[1:] == key[1:] else None
+    started = time.perf_counter()
+    # The book's long-lived objects (instance types' values, groups) hold no cycles, so they are
+    # moved out of the collector's sight (a replaced book is still freed by reference counting).
+    # What the last freeze pinned is handed back first, so cyclic garbage is pinned at most until
+    # the next catalog change.
     gc.unfreeze()
-    book = OfferBook(offer_list(now=now), version=key[0])
+    reading, reread = _read(now, base)
+    book = OfferBook(reading.columns, version=key[0])
     gc.collect()
     gc.freeze()
-    _book = _Held(key, book, now, book.fresh_until)
+    _book = _Held(key, book, now, book.fresh_until, reading)
+    logger.info(
+        "offer book: %d offers read in %.2f s (%s)", len(book), time.perf_counter() - started,
+        "every provider" if reread is None else f"{reread} provider(s) changed",
+    )  # fmt: skip
     return _book
 
 
@@ -523,7 +690,8 @@ def book_as_of(book: OfferBook) -> datetime | None:
         return _as_of[book]
     except KeyError:
         pass
-    newest = max((offer.observed_at for offer in book.offers), default=None)
+    observed = book.columns.observed
+    newest = instant(max(observed)) if observed else None
     _as_of[book] = newest
     return newest
 
@@ -613,20 +781,20 @@ def compare(
     """
     scope = replace(constraints, gpus=(), providers=(), regions=())
     book = offer_book(catalog_version_recent())
-    by_gpu, by_instance = _compare_index(book)
     rows = []
     fitted: list[Offer] = []
     first_fit: Plan | None = None
     spreads = plan_spreads(workload)
     for target in targets:
         if target.get("gpu"):
-            named = by_gpu.get(target["gpu"], [])
+            found = book.gpu_rows(target["gpu"])
             label = target["gpu"]
         else:
-            named = by_instance.get((target["provider"], target["instance_type"]), [])
+            found = book.machine_rows(target["provider"], target["instance_type"])
             label = f"{target['provider']}/{target['instance_type']}"
-        subset = [offer for offer in named if scope.covers(offer)]
-        result = plan(workload, subset, scope, limit=1)
+        # The target's offers in scope, in book order, as a book of their own (no Offer built).
+        subset = book.columns.take(book.covered(found, scope))
+        result = plan(workload, OfferBook(subset), scope, limit=1)
         if result.plans:
             first_fit = first_fit or result.plans[0]
             fitted.append(result.plans[0].offer)
@@ -658,28 +826,7 @@ def compare(
     }
 
 
-# A book's offers by GPU and by (provider, instance type), built once per book: a comparison
-# then scopes only the offers it names (not every offer of the catalog, per request).
-_CompareIndex = tuple[dict[str, list[Offer]], dict[tuple[str, str], list[Offer]]]
-_compare_indexes: weakref.WeakKeyDictionary[OfferBook, _CompareIndex] = weakref.WeakKeyDictionary()
-
-
-def _compare_index(book: OfferBook) -> _CompareIndex:
-    try:
-        return _compare_indexes[book]
-    except KeyError:
-        pass
-    by_gpu: dict[str, list[Offer]] = defaultdict(list)
-    by_instance: dict[tuple[str, str], list[Offer]] = defaultdict(list)
-    for offer in book.offers:
-        by_gpu[offer.gpu.slug].append(offer)
-        by_instance[(offer.provider, offer.instance_type)].append(offer)
-    index = (dict(by_gpu), dict(by_instance))
-    _compare_indexes[book] = index
-    return index
-
-
-def _why_not(result: PlanResult, subset: list[Offer], label: str) -> Message:
+def _why_not(result: PlanResult, subset: Sized, label: str) -> Message:
     """Why a compared target has no plan: its most frequent rejection, with an example."""
     if not subset:
         return Message(MessageCode.NO_PRICE_IN_SCOPE, {"target": label})

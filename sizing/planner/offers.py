@@ -1,12 +1,14 @@
-"""What the planner weighs: offers, the caller's constraints, and the offer book that groups
-offers sharing hardware and a pricing model."""
+"""What the planner weighs: offers, the caller's constraints, and the offer book that keeps
+offers as columns and groups those sharing hardware and a pricing model."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
-from typing import overload
+import bisect
+from array import array
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, fields
+from datetime import UTC, datetime, timedelta
+from typing import Any, overload
 
 from ..estimator import GPUSpec
 from ..inputs import PRICING_MODELS
@@ -14,8 +16,8 @@ from ..inputs import PRICING_MODELS
 
 @dataclass(frozen=True, slots=True)
 class Offer:
-    """One current price of one instance type in one region. Slotted: a worker keeps tens of
-    thousands (see sizing.selectors.offer_book)."""
+    """One current price of one instance type in one region. The offer book keeps its figures as
+    columns (``OfferColumns``) and builds an Offer only for the offers a request ranks or names."""
 
     price_id: int
     provider: str
@@ -116,8 +118,27 @@ class Constraints:
 
 # What an offer's estimates depend on (see _hardware_key).
 HardwareKey = tuple[object, ...]
-# (usd per hour, index in the book, offer): a group's entries sort by price, then book order.
-Entry = tuple[float, int, Offer]
+# An instance type's planner values, shared by its offers in every region: (provider, its
+# mainland China flag, its compliance notes) and (instance type .. network_gbps), in Offer's
+# field order, and the hardware key of its offers.
+Kind = tuple[tuple[Any, ...], tuple[Any, ...], HardwareKey]
+# A region's planner values: (code, country, mainland China flag).
+Place = tuple[str, str, bool]
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# stale_at of an offer whose reader did not say when it turns stale.
+NO_INSTANT = -(2**63)
+
+
+def instant_us(moment: datetime) -> int:
+    """Microseconds from the Unix epoch to ``moment`` (time-zone aware), exactly."""
+    delta = moment - EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def instant(us: int) -> datetime:
+    """The UTC instant ``us`` microseconds after the Unix epoch (``instant_us`` reversed)."""
+    return EPOCH + timedelta(microseconds=us)
 
 
 def _hardware_key(offer: Offer) -> HardwareKey:
@@ -128,94 +149,362 @@ def _hardware_key(offer: Offer) -> HardwareKey:
     )  # fmt: skip
 
 
-class _Group:
-    """Offers with the same hardware and pricing model, cheapest first (then in offer order):
-    they share every estimate, so their ranking keys rise with their price."""
+def tail_hardware_key(tail: tuple[Any, ...]) -> HardwareKey:
+    """``_hardware_key`` of the offers of an instance type, from its tail (see ``Kind``)."""
+    gpu, gpu_count = tail[1], tail[4]
+    intra_slug, intra_kind, intra_bandwidth, inter_slug, _, inter_rdma, network = tail[10:17]
+    return (
+        id(gpu), gpu_count, intra_kind, intra_slug, intra_bandwidth, inter_slug is None,
+        inter_rdma, network,
+    )  # fmt: skip
+
+
+class OfferColumns:
+    """Every offer of a book as columns: one array per per-offer figure (price id, USD per hour,
+    observed-at and stale-at in microseconds, flags) and indexes into tables shared by many offers
+    (instance types as ``Kind``, regions as ``Place``, pricing models). A quarter of a million
+    offers take about 15 MB this way against ~250 MB as objects; ``offer`` builds the ``Offer``
+    of one row when a request ranks or names it.
+
+    Rows are in book order (sizing.selectors reads them by price id); ``kind_ids`` and
+    ``place_ids`` map the catalog's instance type and region ids to table rows, so that a book
+    can be updated by one provider's offers (``sizing.selectors``).
+    """
 
     __slots__ = (
-        "entries", "first", "hardware", "pricing_model", "stale", "stale_volatile",
+        "kind", "kind_ids", "kinds", "model", "models", "observed", "place", "place_ids", "places",
+        "price_id", "stale", "stale_at", "usd", "volatile",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        kinds: list[Kind] | None = None,
+        places: list[Place] | None = None,
+        models: list[str] | None = None,
+    ) -> None:
+        self.kinds: list[Kind] = kinds if kinds is not None else []
+        self.places: list[Place] = places if places is not None else []
+        self.models: list[str] = models if models is not None else []
+        self.kind_ids: dict[int, int] = {}
+        self.place_ids: dict[int, int] = {}
+        self.price_id = array("q")
+        self.usd = array("d")
+        self.observed = array("q")
+        self.stale_at = array("q")
+        self.kind = array("i")
+        self.place = array("i")
+        self.model = array("B")
+        self.stale = bytearray()
+        self.volatile = bytearray()
+
+    def __len__(self) -> int:
+        return len(self.price_id)
+
+    @classmethod
+    def from_offers(cls, offers: Iterable[Offer]) -> OfferColumns:
+        """Columns holding ``offers`` as given, in their order (time-zone-aware instants)."""
+        columns = cls()
+        kinds: dict[tuple[Any, ...], int] = {}
+        places: dict[Place, int] = {}
+        models: dict[str, int] = {}
+        for offer in offers:
+            fields = tuple(getattr(offer, name) for name in _OFFER_FIELDS)
+            head, tail = fields[1:4], fields[7:24]
+            place: Place = fields[4:7]
+            kind = kinds.get(head + tail)
+            if kind is None:
+                kind = kinds[head + tail] = len(columns.kinds)
+                columns.kinds.append((head, tail, tail_hardware_key(tail)))
+            where = places.get(place)
+            if where is None:
+                where = places[place] = len(columns.places)
+                columns.places.append(place)
+            model = models.get(offer.pricing_model)
+            if model is None:
+                model = models[offer.pricing_model] = len(columns.models)
+                columns.models.append(offer.pricing_model)
+            columns.append(
+                offer.price_id, kind, where, model, offer.usd_per_hour,
+                instant_us(offer.observed_at),
+                NO_INSTANT if offer.stale_at is None else instant_us(offer.stale_at),
+                stale=offer.stale, volatile=offer.volatile,
+            )  # fmt: skip
+        return columns
+
+    def append(
+        self,
+        price_id: int,
+        kind: int,
+        place: int,
+        model: int,
+        usd_per_hour: float,
+        observed_us: int,
+        stale_at_us: int,
+        *,
+        stale: bool,
+        volatile: bool,
+    ) -> None:
+        """Add one offer at the end (its tables' rows already added)."""
+        self.price_id.append(price_id)
+        self.kind.append(kind)
+        self.place.append(place)
+        self.model.append(model)
+        self.usd.append(usd_per_hour)
+        self.observed.append(observed_us)
+        self.stale_at.append(stale_at_us)
+        self.stale.append(stale)
+        self.volatile.append(volatile)
+
+    def take(self, rows: Iterable[int]) -> OfferColumns:
+        """The offers at ``rows`` (in that order) in new columns that share these tables."""
+        rows = array("i", rows)
+        taken = OfferColumns(self.kinds, self.places, self.models)
+        taken.kind_ids, taken.place_ids = self.kind_ids, self.place_ids
+        for name in ("price_id", "usd", "observed", "stale_at", "kind", "place", "model"):
+            column = getattr(self, name)
+            setattr(taken, name, array(column.typecode, map(column.__getitem__, rows)))
+        taken.stale = bytearray(map(self.stale.__getitem__, rows))
+        taken.volatile = bytearray(map(self.volatile.__getitem__, rows))
+        return taken
+
+    def restamp(self, now: datetime) -> None:
+        """Set every stale flag as of ``now`` from the stale-at instants (offers read from the
+        catalog all have one)."""
+        cutoff = instant_us(now)
+        self.stale = bytearray(at != NO_INSTANT and at <= cutoff for at in self.stale_at)
+
+    def offer(self, row: int) -> Offer:
+        """The ``Offer`` of one row."""
+        head, tail, _ = self.kinds[self.kind[row]]
+        stale_at = self.stale_at[row]
+        make: Callable[..., Offer] = Offer  # positional, in field order
+        return make(
+            self.price_id[row], *head, *self.places[self.place[row]], *tail,
+            self.models[self.model[row]], self.usd[row], instant(self.observed[row]),
+            bool(self.stale[row]), bool(self.volatile[row]),
+            None if stale_at == NO_INSTANT else instant(stale_at),
+        )  # fmt: skip
+
+
+_OFFER_FIELDS = tuple(f.name for f in fields(Offer))
+
+
+class _Group:
+    """Offers (rows of the book) with the same hardware and pricing model, cheapest first (then
+    in book order): they share every estimate, so their ranking keys rise with their price."""
+
+    __slots__ = (
+        "entries", "first", "hardware", "kinds", "pricing_model", "stale", "stale_volatile",
         "without_stale", "without_stale_volatile",
     )  # fmt: skip
 
-    def __init__(self, hardware: HardwareKey, first: Offer) -> None:
+    def __init__(self, hardware: HardwareKey, first: Offer, entries: array[int]) -> None:
         self.hardware = hardware
         self.pricing_model = first.pricing_model
         self.first = first
-        self.entries: list[Entry] = []
+        self.entries: Sequence[int] = entries
         # The stale flags are fixed for the book's life (it is replaced before a fresh price
         # turns stale), so what each include_stale setting leaves out is split off once here,
-        # not per request: stale entries, the volatile ones among them, and the entries left
-        # without each (the same list object when nothing is left out), all in entry order.
-        self.stale: list[Entry] = []
-        self.stale_volatile: list[Entry] = []
-        self.without_stale: list[Entry] = self.entries
-        self.without_stale_volatile: list[Entry] = self.entries
+        # not per request: stale rows, the volatile ones among them, and the rows left without
+        # each (the same object when nothing is left out), all in entry order.
+        self.stale: Sequence[int] = ()
+        self.stale_volatile: Sequence[int] = ()
+        self.without_stale: Sequence[int] = entries
+        self.without_stale_volatile: Sequence[int] = entries
 
-    def split_stale(self) -> None:
-        """Split off the stale entries (after ``entries`` is sorted)."""
+    def split_stale(self, stale: bytearray, volatile: bytearray) -> None:
+        """Split off the stale rows (after ``entries`` is sorted)."""
         entries = self.entries
-        self.stale = [entry for entry in entries if entry[2].stale]
-        self.stale_volatile = [entry for entry in self.stale if entry[2].volatile]
+        self.stale = array("i", [row for row in entries if stale[row]])
+        self.stale_volatile = array("i", [row for row in self.stale if volatile[row]])
         self.without_stale = entries
         if self.stale:
-            self.without_stale = [entry for entry in entries if not entry[2].stale]
+            self.without_stale = array("i", [row for row in entries if not stale[row]])
         self.without_stale_volatile = entries
         if self.stale_volatile:
-            self.without_stale_volatile = [
-                entry for entry in entries if not (entry[2].stale and entry[2].volatile)
-            ]
+            self.without_stale_volatile = array(
+                "i", [row for row in entries if not (stale[row] and volatile[row])]
+            )
 
 
 class OfferBook:
-    """Offers arranged for the planner: grouped by hardware and pricing model, each group in
-    price order, with an index from (provider, instance type, region, pricing model) to the
-    offer. Building it is the costly part of loading a large catalog, so the selector keeps
-    one per catalog version and every recommendation reuses it.
+    """Offers arranged for the planner: kept as columns (``OfferColumns``), grouped by hardware
+    and pricing model, each group's rows in price order, with a sorted index from (instance type,
+    region, pricing model) to the row. Building it is the costly part of loading a large
+    catalog, so the selector keeps one per catalog version and every recommendation reuses it;
+    ``Offer`` objects are built only for the rows a request ranks or names.
     """
 
-    def __init__(self, offers: list[Offer], *, version: str = "") -> None:
-        self.offers = offers
+    def __init__(self, offers: Sequence[Offer] | OfferColumns, *, version: str = "") -> None:
+        columns = offers if isinstance(offers, OfferColumns) else OfferColumns.from_offers(offers)
+        self.columns = columns
         # The catalog version the offers were read at (sizing.selectors.catalog_version).
         self.version = version
-        groups: dict[tuple[HardwareKey, str], _Group] = {}
-        self.by_machine: dict[tuple[str, str, str, str], Offer] = {}
-        for index, offer in enumerate(offers):
-            hardware = _hardware_key(offer)
-            group = groups.get((hardware, offer.pricing_model))
-            if group is None:
-                group = groups[(hardware, offer.pricing_model)] = _Group(hardware, offer)
-            group.entries.append((offer.usd_per_hour, index, offer))
-            machine = (offer.provider, offer.instance_type, offer.region, offer.pricing_model)
-            self.by_machine.setdefault(machine, offer)
-        for group in groups.values():
-            group.entries.sort(key=lambda entry: (entry[0], entry[1]))
-            group.split_stale()
-        self.groups = list(groups.values())
+        kinds, usd = columns.kinds, columns.usd
+        width = max(len(columns.models), 1)
+        rows_of: dict[int, array[int]] = {}  # kind x pricing model -> its rows, in book order
+        for row, (kind, model) in enumerate(zip(columns.kind, columns.model, strict=True)):
+            rows = rows_of.get(kind * width + model)
+            if rows is None:
+                rows = rows_of[kind * width + model] = array("i")
+            rows.append(row)
+        merged: dict[tuple[HardwareKey, int], list[array[int]]] = {}
+        for key, rows in rows_of.items():
+            merged.setdefault((kinds[key // width][2], key % width), []).append(rows)
+        groups = []
+        for (hardware, _), parts in merged.items():
+            rows = parts[0] if len(parts) == 1 else array("i", sorted(r for p in parts for r in p))
+            first = columns.offer(rows[0])
+            # Stable: equal prices stay in book order.
+            group = _Group(hardware, first, array("i", sorted(rows, key=usd.__getitem__)))
+            group.split_stale(columns.stale, columns.volatile)
+            groups.append((rows[0], group))
+        groups.sort(key=lambda item: item[0])  # in the order of their first offer, as read
+        self.groups = [group for _, group in groups]
+        # The machine index: (instance type, pricing model) keys, sorted, and the rows of each in
+        # book order (at _machine_starts[i]:_machine_starts[i + 1] of _machine_rows); instance
+        # types sorted by (provider, name) for looking them up by name.
+        self._width = width
+        self._machine_keys = array("q", sorted(rows_of))
+        self._machine_starts = array("i", [0])
+        self._machine_rows = array("i")
+        for key in self._machine_keys:
+            self._machine_rows.extend(rows_of[key])
+            self._machine_starts.append(len(self._machine_rows))
+        self._kinds_named = array(
+            "i", sorted(set(columns.kind), key=lambda kind: (kinds[kind][0][0], kinds[kind][1][0]))
+        )
         # When the first fresh price turns stale (the offers' stale flags are then out of date).
-        ends = [o.stale_at for o in offers if not o.stale and o.stale_at is not None]
-        self.fresh_until: datetime | None = min(ends) if ends else None
+        end = min(
+            (at for at, stale in zip(columns.stale_at, columns.stale, strict=True)
+             if not stale and at != NO_INSTANT),
+            default=None,
+        )  # fmt: skip
+        self.fresh_until: datetime | None = None if end is None else instant(end)
 
     def __len__(self) -> int:
-        return len(self.offers)
+        return len(self.columns)
+
+    def offer(self, row: int) -> Offer:
+        """The offer at ``row`` of the book."""
+        return self.columns.offer(row)
+
+    @property
+    def offers(self) -> list[Offer]:
+        """Every offer, in book order (builds them all: for tests and small books)."""
+        return [self.columns.offer(row) for row in range(len(self.columns))]
+
+    def machine_rows(
+        self, provider: str, instance_type: str, region: str | None = None,
+        pricing_model: str | None = None,
+    ) -> list[int]:  # fmt: skip
+        """The rows of one instance type (in one region under one pricing model, when given),
+        in book order."""
+        columns = self.columns
+        kinds, named = columns.kinds, self._kinds_named
+
+        def name(kind: int) -> tuple[str, str]:
+            return kinds[kind][0][0], kinds[kind][1][0]
+
+        low = bisect.bisect_left(named, (provider, instance_type), key=name)
+        high = bisect.bisect_right(named, (provider, instance_type), lo=low, key=name)
+        if pricing_model is None:
+            models: Iterable[int] = range(self._width)
+        elif pricing_model in columns.models:
+            models = [columns.models.index(pricing_model)]
+        else:
+            return []
+        keys, starts, found = self._machine_keys, self._machine_starts, list[int]()
+        for kind in named[low:high]:
+            for model in models:
+                key = kind * self._width + model
+                at = bisect.bisect_left(keys, key)
+                if at < len(keys) and keys[at] == key:
+                    found.extend(self._machine_rows[starts[at] : starts[at + 1]])
+        if region is not None:
+            places = columns.places
+            found = [row for row in found if places[columns.place[row]][0] == region]
+        return sorted(found)
+
+    def find(
+        self, provider: str, instance_type: str, region: str, pricing_model: str
+    ) -> Offer | None:
+        """The offer of one machine in one region under one pricing model (the first in book
+        order), or None."""
+        rows = self.machine_rows(provider, instance_type, region, pricing_model)
+        return self.columns.offer(rows[0]) if rows else None
+
+    def gpu_rows(self, gpu: str) -> list[int]:
+        """The rows of every offer of one GPU (by slug), in book order."""
+        columns = self.columns
+        kinds = columns.kinds
+        wanted = {kind for kind in set(columns.kind) if kinds[kind][1][1].slug == gpu}
+        return [row for row, kind in enumerate(columns.kind) if kind in wanted]
+
+    def covered(self, rows: Sequence[int], c: Constraints) -> list[int]:
+        """``rows`` whose offers ``c`` covers (``Constraints.covers``), in order."""
+        columns = self.columns
+        models = [name in c.pricing for name in columns.models]
+        kinds = columns.kinds
+        rows = [
+            row for row in rows
+            if models[columns.model[row]]
+            and (not c.gpus or kinds[columns.kind[row]][1][1].slug in c.gpus)
+        ]  # fmt: skip
+        return self.in_scope(rows, c)
+
+    def in_scope(self, rows: Sequence[int], c: Constraints) -> list[int]:
+        """``rows`` that ``c`` covers as far as providers, regions, countries and mainland China
+        go (a group's pricing model and GPU are the caller's to check), in order."""
+        columns = self.columns
+        kinds, places = columns.kinds, columns.places
+        by_kind: dict[int, bool] = {}
+        by_place: dict[int, bool] = {}
+        kept = []
+        for row in rows:
+            kind, place = columns.kind[row], columns.place[row]
+            ok = by_kind.get(kind)
+            if ok is None:
+                ok = by_kind[kind] = not c.providers or kinds[kind][0][0] in c.providers
+            if not ok:
+                continue
+            ok = by_place.get(place)
+            if ok is None:
+                code, country, china = places[place]
+                ok = by_place[place] = (
+                    (not c.regions or code in c.regions)
+                    and (not c.countries or country in c.countries)
+                    and (c.mainland_china is None or china == c.mainland_china)
+                )
+            if ok:
+                kept.append(row)
+        return kept
+
+    def leaves_out(self, row: int, c: Constraints) -> bool:
+        """``c.leaves_out`` of the offer at ``row``, without building it."""
+        if not self.columns.stale[row] or c.include_stale:
+            return False
+        return c.include_stale is False or bool(self.columns.volatile[row])
 
 
 class _OffersOf(Sequence[Offer]):
-    """The offers of a group's (usd, index, offer) entries, without copying them: a rejection
-    counts them all but writes examples for the first few only."""
+    """The offers at a group's rows, built as they are read: a rejection counts them all but
+    writes examples for the first few only."""
 
-    __slots__ = ("entries",)
+    __slots__ = ("book", "rows")
 
-    def __init__(self, entries: list[Entry]) -> None:
-        self.entries = entries
+    def __init__(self, book: OfferBook, rows: Sequence[int]) -> None:
+        self.book = book
+        self.rows = rows
 
     def __len__(self) -> int:
-        return len(self.entries)
+        return len(self.rows)
 
     @overload
     def __getitem__(self, key: int) -> Offer: ...
     @overload
-    def __getitem__(self, key: slice) -> list[Offer]: ...
-    def __getitem__(self, key: int | slice) -> Offer | list[Offer]:
+    def __getitem__(self, key: slice) -> _OffersOf: ...
+    def __getitem__(self, key: int | slice) -> Offer | _OffersOf:
         if isinstance(key, slice):
-            return [entry[2] for entry in self.entries[key]]
-        return self.entries[key][2]
+            return _OffersOf(self.book, self.rows[key])
+        return self.book.offer(self.rows[key])

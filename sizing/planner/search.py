@@ -27,7 +27,6 @@ from .explain import (
 from .fastpaths import _best_step, _contenders, _dominated, _Route, _route
 from .offers import (
     Constraints,
-    Entry,
     HardwareKey,
     Offer,
     OfferBook,
@@ -105,6 +104,7 @@ class _Planner:
         self.rejected = Rejections()
         self.considered = 0
         self.cards: dict[int, GPUSpec] = {}  # a 24 GB and an 80 GB GPU among the offers asked about
+        self.book = OfferBook([])  # the book being planned over (run)
 
     def profile(self, hardware: HardwareKey, offer: Offer) -> _Profile:
         profile = self.profiles.get(hardware)
@@ -146,24 +146,25 @@ class _Planner:
             name = R.NEEDS_MULTI_NODE
         self.reject(name, offers, failure)
 
-    def eligible(self, group: _Group) -> list[Entry]:
-        """The group's offers in scope and not ruled out by a constraint (those are counted)."""
-        c = self.c
+    def eligible(self, group: _Group) -> Sequence[int]:
+        """The rows of the group's offers in scope and not ruled out by a constraint (those are
+        counted), in the group's order."""
+        c, book = self.c, self.book
         first = group.first
         if first.pricing_model not in c.pricing or (c.gpus and first.gpu.slug not in c.gpus):
             return []
         entries = group.entries
         narrowed = bool(c.providers or c.regions or c.countries or c.mainland_china is not None)
         if narrowed:
-            entries = [entry for entry in entries if c.covers(entry[2])]
+            entries = book.in_scope(entries, c)
         size = round(first.gpu.memory_gib)
         if entries and size in (24, 80) and first.gpu_count >= 1:
             self.cards.setdefault(size, first.gpu)  # for _what_would_fit, rejected or not
         if c.include_stale is not True and narrowed:
-            stale = [entry[2] for entry in entries if c.leaves_out(entry[2])]
+            stale = [row for row in entries if book.leaves_out(row, c)]
             if stale:
-                self.reject(R.STALE_PRICE, stale)
-                entries = [entry for entry in entries if not c.leaves_out(entry[2])]
+                self.reject(R.STALE_PRICE, _OffersOf(book, stale))
+                entries = [row for row in entries if not book.leaves_out(row, c)]
         elif c.include_stale is not True:
             # The whole group is in scope: what leaves_out drops was split off with the book.
             if c.include_stale is False:
@@ -171,21 +172,25 @@ class _Planner:
             else:
                 left_out, entries = group.stale_volatile, group.without_stale_volatile
             if left_out:
-                self.reject(R.STALE_PRICE, _OffersOf(left_out))
+                self.reject(R.STALE_PRICE, _OffersOf(book, left_out))
         if entries:
             reason = _gpu_rejection(first, c)
             if reason:
-                self.reject(reason, _OffersOf(entries))
+                self.reject(reason, _OffersOf(book, entries))
                 return []
         return entries
 
-    def stream(self, entries: list[Entry], route: _Route) -> Stream:
-        """(key, offer index, offer, step) for each offer of a group, in rising key order."""
-        for usd, index, offer in entries:
-            key, step = _best_step(usd, offer, route, self.objective)
-            yield key, index, offer, step
+    def stream(self, entries: Sequence[int], route: _Route) -> Stream:
+        """(key, row, offer, step) for each offer of a group, in rising key order; each offer is
+        built as the stream reaches it."""
+        book = self.book
+        usd = book.columns.usd
+        for row in entries:
+            offer = book.offer(row)
+            key, step = _best_step(usd[row], offer, route, self.objective)
+            yield key, row, offer, step
 
-    def walk(self, group: _Group, entries: list[Entry]) -> tuple[Callable[[], Stream], int, int]:
+    def walk(self, group: _Group, entries: Sequence[int]) -> tuple[Callable[[], Stream], int, int]:
         """A group under price limits (max_usd_per_hour, max_total_usd): which node counts pass
         depends on each offer's price. Rejects the offers nothing passes for, and returns a
         factory of streams of the others (in key order), how many passed and how many node
@@ -200,6 +205,7 @@ class _Planner:
         profile = self.profile(group.hardware, group.first)
         pricing_model = group.pricing_model
         n = len(entries)
+        usd = self.book.columns.usd
         # The walk with the price left aside: steps that fit, with the node counts weighed up
         # to each, and what a walk that passes nothing ends on.
         ok: list[tuple[Fits, int]] = []
@@ -213,7 +219,7 @@ class _Planner:
         # wherever one passes the price limits, that step passes them too and ranks first. The
         # walk goes on through shapes only, to end where a full walk would (rejections report
         # its last step). Not for a free offer: at 0 USD/h every total ties.
-        prune = objective in ("cheapest", "cheapest_hourly") and entries[0][0] > 0
+        prune = objective in ("cheapest", "cheapest_hourly") and usd[entries[0]] > 0
         best_total: float | None = None  # lowest total at 1 USD/h among such steps
         dominated = False
         while (step := profile.shape(index) if dominated else profile.step(index)) is not None:
@@ -254,7 +260,7 @@ class _Planner:
             """The first offer (in price order) for which ``step`` breaks a limit."""
 
             def fails(i: int) -> bool:
-                return failure_at(step, entries[i][0]) is not None
+                return failure_at(step, usd[entries[i]]) is not None
 
             return bisect.bisect_left(range(n), True, key=fails)
 
@@ -277,7 +283,7 @@ class _Planner:
             segments.append((start, end, _Route(0, passing, _contenders(passing, leads), None)))
             start = end
         if passed < n:
-            offers = _OffersOf(entries[passed:])
+            offers = _OffersOf(self.book, entries[passed:])
             if terminal is not None or last is None or last[0] not in ("ok", "pending"):
                 self.reject_failure(terminal or (Failure(*last) if last else None), offers)
             else:
@@ -288,11 +294,11 @@ class _Planner:
                 assert isinstance(failed, Fits | NoThroughput)
                 begin = passed
                 while begin < n:
-                    reason = failure_at(failed, entries[begin][0])
+                    reason = failure_at(failed, usd[entries[begin]])
                     assert reason is not None  # offers past ``passed`` fail every step
 
                     def other_reason(i: int, reason: str = reason) -> bool:
-                        return failure_at(failed, entries[i][0]) != reason
+                        return failure_at(failed, usd[entries[i]]) != reason
 
                     end = bisect.bisect_left(range(begin, n), True, key=other_reason) + begin
                     self.reject_failure(
@@ -320,6 +326,8 @@ class _Planner:
         return _Candidate(offer, step, self.objective)
 
     def run(self, book: OfferBook, limit: int) -> PlanResult:
+        self.book = book
+        usd = book.columns.usd
         sources: list[Source] = []
         priced = 0  # offers with at least one passing plan
         term_priced = False
@@ -335,13 +343,13 @@ class _Planner:
             else:
                 profile = self.profile(group.hardware, first)
                 # A free offer ties every total, so it needs every node count weighed.
-                route = self.route(profile, first, prune=entries[0][0] > 0)
+                route = self.route(profile, first, prune=usd[entries[0]] > 0)
                 self.considered += route.considered * len(entries)
                 if not route.passing:
-                    self.reject_failure(route.failure, _OffersOf(entries))
+                    self.reject_failure(route.failure, _OffersOf(book, entries))
                 passed = len(entries) if route.passing else 0
 
-                def make(entries: list[Entry] = entries, route: _Route = route) -> Stream:
+                def make(entries: Sequence[int] = entries, route: _Route = route) -> Stream:
                     return self.stream(entries, route)
 
             if passed:
@@ -403,6 +411,7 @@ class _Planner:
 
     def _twin(self, offer: Offer, book: OfferBook) -> _Candidate | None:
         """The best plan of the same machine in the same region on demand, if it has one."""
-        machine = (offer.provider, offer.instance_type, offer.region, PricingModel.ON_DEMAND.value)
-        twin = book.by_machine.get(machine)
+        twin = book.find(
+            offer.provider, offer.instance_type, offer.region, PricingModel.ON_DEMAND.value
+        )
         return None if twin is None else self.candidate(twin)

@@ -1,0 +1,171 @@
+"""Bringing the held offer book up to date by the providers that changed, against reading the
+whole catalog again.
+
+After a refresh of one provider a worker reads again only that provider's instance types and
+prices and keeps every other provider's offers from the book it holds (sizing.selectors._read).
+Here a varied generated catalog (devtools scale generator) is read, one provider is changed the
+ways a refresh changes it (a price moves, one goes, one appears, an instance type is retired),
+and the book put together from the held one must hold exactly the offers a book read from
+scratch holds, in the same order, and give the same answers; read weeks later, prices of the
+providers that did not change must have turned stale in it as they do in a fresh read.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.core.management import call_command
+from django.db.models import Count
+from django.utils import timezone
+
+from catalog.models import GPU, InstanceType, Price
+from catalog.pricing import PricingModel
+from sizing import selectors
+from sizing.planner import OfferBook, plan
+from sizing.services import constraints_build, workload_build
+
+pytestmark = pytest.mark.django_db
+
+QUESTIONS = [
+    ({"model": "llama-3-8b", "method": "lora", "tokens": 2e8}, {}),
+    (
+        {"model": "llama-3-70b", "method": "full", "gradient_checkpointing": "full", "tokens": 1e9},
+        {"datacenter_only": True},
+    ),
+    ({"model": "llama-3-8b", "method": "lora", "tokens": 2e8}, {"max_usd_per_hour": 20}),
+    ({"model": "llama-3-8b", "method": "lora", "tokens": 2e8}, {"include_stale": False}),
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _generated(django_db_setup, django_db_blocker):
+    with django_db_blocker.unblock():
+        call_command("scale_catalog", prices=1500, verbosity=0)
+        yield
+        call_command("scale_catalog", clear=True, verbosity=0)
+
+
+def _offers(reading: selectors._Reading) -> list:
+    columns = reading.columns
+    return [columns.offer(row) for row in range(len(columns))]
+
+
+def _answers(reading: selectors._Reading) -> list:
+    book = OfferBook(reading.columns)
+    answers = []
+    for workload, constraints in QUESTIONS:
+        result = plan(workload_build(workload), book, constraints_build(constraints), limit=25)
+        answers.append(
+            (
+                [selectors.plan_dict(p) for p in result.plans],
+                selectors.rejected_dict(result.rejected),
+                [m.code for m in result.advice],
+                result.considered,
+            )
+        )
+    return answers
+
+
+def _refresh_one_provider(now) -> int:
+    """Change one provider as a refresh does; returns its id."""
+    provider_id = (
+        Price.objects.current()
+        .values("instance_type__provider_id")
+        .annotate(n=Count("id"))
+        .order_by("-n")[0]["instance_type__provider_id"]
+    )
+    prices = list(Price.objects.current().filter(instance_type__provider_id=provider_id)[:4])
+    moved, gone, template, _ = prices
+    moved.usd_per_hour = moved.usd_per_hour / 2 + Decimal("0.01")
+    moved.observed_at = now
+    moved.save()
+    gone.gone_at = now
+    gone.save()
+    taken = set(
+        Price.objects.filter(
+            instance_type_id=template.instance_type_id, region_id=template.region_id
+        ).values_list("pricing_model", flat=True)
+    )
+    template.pk = None
+    template.pricing_model = next(m for m in PricingModel if m not in taken)
+    template.observed_at = now
+    template.save()
+    retired = InstanceType.objects.filter(provider_id=provider_id, is_active=True).last()
+    retired.is_active = False
+    retired.save()
+    return provider_id
+
+
+def test_a_book_updated_by_one_provider_equals_one_read_from_scratch():
+    now = timezone.now()
+    held, reread = selectors._read(now, None)
+    assert reread is None
+    assert len({offer.provider for offer in _offers(held)}) > 10
+
+    held_offers = _offers(held)
+    provider_id = _refresh_one_provider(now)
+    updated, reread = selectors._read(now, held)
+    assert reread == 1
+    assert provider_id in updated.providers
+    fresh, _ = selectors._read(now, None)
+
+    assert _offers(updated) == _offers(fresh)
+    assert _offers(updated) != _offers(held)
+    assert _answers(updated) == _answers(fresh)
+    # The held book's own columns are untouched: it keeps answering while the new one is read.
+    assert _offers(held) == held_offers
+
+
+def test_offers_kept_from_the_held_book_turn_stale_as_in_a_fresh_read():
+    now = timezone.now()
+    held, _ = selectors._read(now, None)
+    _refresh_one_provider(now)
+    later = now + timedelta(days=45)  # past every shelf life of a price observed by now
+    updated, reread = selectors._read(later, held)
+    fresh, _ = selectors._read(later, None)
+    assert reread == 1
+    was_stale = {offer.price_id: offer.stale for offer in _offers(held)}
+    assert any(offer.stale and not was_stale.get(offer.price_id) for offer in _offers(updated))
+    assert _offers(updated) == _offers(fresh)
+    assert _answers(updated) == _answers(fresh)
+
+
+def test_nothing_changed_reads_no_provider_and_keeps_every_offer():
+    now = timezone.now()
+    held, _ = selectors._read(now, None)
+    again, reread = selectors._read(now, held)
+    assert reread == 0
+    assert _offers(again) == _offers(held)
+
+
+def test_a_change_to_a_shared_table_reads_everything_again():
+    now = timezone.now()
+    held, _ = selectors._read(now, None)
+    gpu = GPU.objects.get(slug="h100-sxm")
+    gpu.memory_bandwidth_gb_s = gpu.memory_bandwidth_gb_s + 1
+    gpu.save()
+    updated, reread = selectors._read(now, held)
+    assert reread is None
+    assert _offers(updated) == _offers(selectors._read(now, None)[0])
+
+
+def test_the_worker_swaps_in_the_book_updated_by_the_changed_provider(monkeypatch):
+    version = selectors.catalog_version()
+    before = selectors.offer_book(version)
+    reads = []
+    real = selectors._read
+
+    def spy(now, base):
+        reading, reread = real(now, base)
+        reads.append(reread)
+        return reading, reread
+
+    monkeypatch.setattr(selectors, "_read", spy)
+    _refresh_one_provider(timezone.now())
+    version = selectors.catalog_version()
+    book = selectors.offer_book(version)
+    assert book is not before and book.version == version
+    assert reads == [1]
+    assert book.offers == selectors.offer_list()
