@@ -1,10 +1,13 @@
 """Alibaba Cloud (阿里云) ECS GPU prices: the public price files behind the ECS pricing pages.
 
 Public source (default): ``instancePrice.json`` on Alibaba's CDN, the file the ECS pricing page
-offers for download. The China site publishes it under ``ecs-price-info/<version>`` (CNY) and the
-International site under ``ecs-price-info-intl/<version>`` (USD); the version changes with every
-price update and is read from the pricing page first. Each entry is keyed
+offers for download. The China site publishes it under ``ecs-price-info/<version>`` (CNY, mainland
+and overseas regions) and the International site under ``ecs-price-info-intl/<version>`` (USD); the
+version changes with every price update and is read from the pricing page first. Each entry is keyed
 ``region::instance_type::network::os::io`` with pay-as-you-go, weekly, monthly and yearly prices.
+Only the China site's file is fetched by default (``AlibabaScraper.sites``), so every family is priced
+in CNY in every region; the International file, when a scraper is given it, is read for Hong Kong and
+overseas regions only.
 
 With ``alibaba_access_key_id`` / ``alibaba_access_key_secret``: preemptible (spot) prices from
 ECS ``DescribeSpotPriceHistory``, an RPC call signed with HMAC-SHA1 (signature version 1.0).
@@ -137,31 +140,50 @@ def _mainland(region: str) -> bool:
 
 @register
 class AlibabaScraper(Scraper):
-    """Alibaba Cloud ECS GPU prices: CNY for mainland regions, USD elsewhere; spot with keys."""
+    """Alibaba Cloud ECS GPU prices: the China site's CNY list prices in every region; spot with keys."""
 
     key = "alibaba"
     provider_slug = "alibaba"
     base_url = "https://g.alicdn.com"
     description = (
-        "Alibaba Cloud ECS instancePrice.json (China and International sites); spot via API"
+        "Alibaba Cloud ECS instancePrice.json (China site, CNY in every region); spot via API"
     )
+    # The regions of fixtures/providers/alibaba.yaml.
     default_regions: ClassVar[tuple[str, ...]] = (
-        "cn-hangzhou",
-        "cn-shanghai",
+        "cn-qingdao",
         "cn-beijing",
         "cn-zhangjiakou",
+        "cn-huhehaote",
         "cn-wulanchabu",
+        "cn-hangzhou",
+        "cn-shanghai",
+        "cn-nanjing",
         "cn-shenzhen",
+        "cn-heyuan",
+        "cn-guangzhou",
+        "cn-chengdu",
         "cn-hongkong",
+        "ap-northeast-1",
+        "ap-northeast-2",
         "ap-southeast-1",
+        "ap-southeast-3",
+        "ap-southeast-5",
+        "ap-southeast-7",
         "us-west-1",
+        "us-east-1",
+        "eu-central-1",
     )
+    # Price files fetched: the China site's only, so that no family is priced in two currencies
+    # (audit_catalog's mixed_currencies rule); "intl" adds the International site's USD file.
+    sites: ClassVar[tuple[str, ...]] = ("cn",)
 
     # --- fetch ---------------------------------------------------------------------------
     def fetch(self, client: HttpClient) -> Iterator[Page]:
-        """Both sites' price files (version read from their pricing pages); then spot with keys."""
+        """The price file of each site in ``sites`` (version read from its pricing page); then spot
+        with keys."""
         lists: list[Page] = []
-        for site, (host, path, package) in PRICING_PAGES.items():
+        for site in self.sites:
+            host, path, package = PRICING_PAGES[site]
             index = client.get(self.host_url(host, path))
             version = latest_price_version(index.body, package)
             if version is None:
@@ -286,8 +308,8 @@ class AlibabaScraper(Scraper):
             region, instance_type, network, os_type, io = parts
             if (network, os_type, io) != ("vpc", "linux", "optimized"):
                 continue  # Windows licence, classic network and non-optimised I/O are other prices
-            if _mainland(region) != (currency == "CNY"):
-                continue  # each region is taken from the site that sells it in its own currency
+            if currency == "USD" and _mainland(region):
+                continue  # mainland regions are sold by the China site, in CNY
             if self.regions and region not in self.regions:
                 continue
             spec = gpu_spec(instance_type)

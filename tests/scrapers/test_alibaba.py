@@ -64,19 +64,21 @@ def test_cn_file_vgpu_slices_are_fractional():
 
 
 def test_cn_file_traps_are_skipped():
-    records = cn_records()
+    wanted = ["cn-hangzhou", "cn-beijing", "cn-hongkong", "ap-southeast-1"]
+    records = by_key(
+        AlibabaScraper(regions=wanted).parse(page("instancePrice-cn.json", kind="list", site="cn"))
+    )
     names = {name for name, _, _ in records}
     assert "ecs.g7.large" not in names  # CPU-only family
     assert "ecs.gn5-c4g1.xlarge" not in names  # classic network only
     assert "ecs.ebmgn7e.32xlarge" not in names  # GPU count not derivable: not guessed
     regions = {region for _, region, _ in records}
-    assert regions == {
-        "cn-hangzhou",
-        "cn-beijing",
-    }  # qingdao not wanted; HK/SG come from intl in USD
+    assert regions == set(wanted)  # qingdao not wanted; HK/SG priced in CNY by the China site
+    hk = records[("ecs.gn6i-c4g1.xlarge", "cn-hongkong", "on_demand")]
+    assert (hk.amount, hk.currency) == (Decimal("12.40"), "CNY")
     windows = records[("ecs.gn6i-c4g1.xlarge", "cn-hangzhou", "on_demand")]
     assert windows.amount == Decimal("8.69")  # the Linux price, not the 9.05 Windows one
-    assert len(records) == 28
+    assert len(records) == 34  # 28 mainland + hour/month/year for gn6i-c4g1 in HK and SG
 
 
 def test_unsold_subscription_gives_no_monthly_record():
@@ -93,13 +95,14 @@ def test_unknown_gpu_family_passes_its_family_code_for_a_curator():
 
 # --- International price file ------------------------------------------------------------------------
 def test_intl_file_gives_usd_for_overseas_regions_only():
-    records = by_key(AlibabaScraper().parse(page("instancePrice-intl.json")))
+    wanted = ["cn-hangzhou", "cn-hongkong", "ap-southeast-1", "us-west-1"]
+    records = by_key(AlibabaScraper(regions=wanted).parse(page("instancePrice-intl.json")))
     sg = records[("ecs.gn6i-c4g1.xlarge", "ap-southeast-1", "on_demand")]
     assert (sg.amount, sg.currency) == (Decimal("1.754"), "USD")
     assert ("ecs.gn6i-c4g1.xlarge", "cn-hongkong", "monthly") in records
     regions = {region for _, region, _ in records}
     assert "cn-hangzhou" not in regions  # mainland USD price: mainland comes from the CNY file
-    assert "eu-central-1" not in regions  # not a catalog region
+    assert "eu-central-1" not in regions  # not a wanted region
     assert len(records) == 12
 
 
@@ -178,9 +181,24 @@ def test_gpu_spec_ignores_cpu_families():
 
 
 # --- fetch over loopback -----------------------------------------------------------------------------
-def test_fetch_reads_versions_then_both_price_files():
+def test_fetch_reads_the_china_site_file_only_so_every_family_is_in_cny():
     with LoopbackServer() as srv:
         scraper = AlibabaScraper(base_url=srv.base_url("alibaba"))
+        with HttpClient(retries=0, timeout_s=5) as client:
+            pages = list(scraper.fetch(client))
+    assert [(p.meta["site"], p.meta["version"]) for p in pages] == [("cn", "2.0.421")]
+    records = parse_all(scraper, pages)
+    assert {r.currency for r in records} == {"CNY"}
+    assert {"cn-hongkong", "ap-southeast-1"} <= {r.region for r in records}
+
+
+class _BothSites(AlibabaScraper):
+    sites = ("cn", "intl")
+
+
+def test_fetch_reads_both_sites_when_asked():
+    with LoopbackServer() as srv:
+        scraper = _BothSites(base_url=srv.base_url("alibaba"))
         with HttpClient(retries=0, timeout_s=5) as client:
             pages = list(scraper.fetch(client))
     assert [(p.meta["site"], p.meta["version"]) for p in pages] == [
@@ -188,7 +206,6 @@ def test_fetch_reads_versions_then_both_price_files():
         ("intl", "2.0.421"),
     ]
     records = parse_all(scraper, pages)
-    assert len(records) == 40
     assert {r.currency for r in records} == {"CNY", "USD"}
 
 
