@@ -155,7 +155,8 @@ def test_parse_page_explain_shows_rows_read_skipped_and_unmatched():
         str(PAGES / "gcp" / "a3-real-names.json"), stdout=out,
     )  # fmt: skip
     text = out.getvalue()
-    assert "read: 3 record(s)" in text
+    assert "read: 2 record(s)" in text  # A3 Ultra's on-demand sum is skipped (SOLD_ONLY_AS)
+    assert "a3-ultragpu-8g us-central1 on_demand: sold only as spot" in text
     assert "a3-megagpu-8g | us-central1 | on_demand | 92.742368 USD/hour" in text
     assert "Reserved Nvidia H100 80GB Mega GPU in Americas in Calendar Mode: GPU booking" in text
     assert "unmatched: 1\n  sku A4 Nvidia B200 (1 gpu slice) running in Americas" in text
