@@ -31,9 +31,13 @@ HOURLY_QUANTUM = Decimal("0.0000000001")
 
 # armSkuName -> (GPU as we write it, GPUs, vCPUs, RAM GiB). The API carries no hardware figures,
 # so they come from the Azure VM size pages (NCasT4_v3, NCv3, NC A100 v4, NCads H100 v5, NDv2,
-# ND A100 v4, NDm A100 v4, ND H100 v5, ND H200 v5, ND MI300X v5, NVadsA10 v5). GPU names are
+# ND A100 v4, NDm A100 v4, ND H100 v5, ND H200 v5, ND MI300X v5, NVadsA10 v5; NCads A10 v4, NCC H100
+# v5, ND GB200 v6 and NC RTX PRO 6000 v6 from the Resource SKUs figures microsoft/aspire
+# AksNodeVmSizes.Generated.cs @03085453a lists, GPU counts of GB200 v6 and ND MI300X v5 from their
+# size pages: the same figures fixtures/providers/azure.yaml carries). GPU names are
 # spelled to match aliases in fixtures/gpus.yaml. NV-series A10 v5 sizes below 36 vCPUs hold a
 # fraction of one GPU. GPU sizes not listed (retired NC/NV v1/v2, ...) are skipped, not guessed.
+RTX_PRO_6000 = "NVIDIA RTX PRO 6000 Blackwell Server Edition"
 GPU_SIZES: dict[str, tuple[str, Decimal, int, float]] = {
     "Standard_NC4as_T4_v3": ("NVIDIA Tesla T4", Decimal(1), 4, 28),
     "Standard_NC8as_T4_v3": ("NVIDIA Tesla T4", Decimal(1), 8, 56),
@@ -54,6 +58,23 @@ GPU_SIZES: dict[str, tuple[str, Decimal, int, float]] = {
     "Standard_ND96isr_H100_v5": ("NVIDIA H100 80GB HBM3", Decimal(8), 96, 1900),
     "Standard_ND96isr_H200_v5": ("NVIDIA H200", Decimal(8), 96, 1850),
     "Standard_ND96isr_MI300X_v5": ("AMD Instinct MI300X", Decimal(8), 96, 1850),
+    "Standard_ND96is_MI300X_v5": ("AMD Instinct MI300X", Decimal(8), 96, 1850),  # no InfiniBand
+    "Standard_ND128isr_NDR_GB200_v6": ("NVIDIA GB200", Decimal(4), 128, 864),
+    "Standard_NCC40ads_H100_v5": ("NVIDIA H100 NVL", Decimal(1), 40, 320),  # confidential
+    "Standard_NC8ads_A10_v4": ("NVIDIA A10", Decimal(1), 8, 100),
+    "Standard_NC16ads_A10_v4": ("NVIDIA A10", Decimal(1), 16, 200),
+    "Standard_NC32ads_A10_v4": ("NVIDIA A10", Decimal(2), 32, 400),
+    # NC RTXPRO6000BSE v6 ("xl": the whole GPU); the 16 other sizes of the price list are not on the
+    # Resource SKUs lists read here (Karpenter's known SKUs, Aspire's size list) and stay unmatched.
+    "Standard_NC24lds_xl_RTXPRO6000BSE_v6": (RTX_PRO_6000, Decimal(1), 24, 72),
+    "Standard_NC36lds_xl_RTXPRO6000BSE_v6": (RTX_PRO_6000, Decimal(1), 36, 72),
+    "Standard_NC36ds_xl_RTXPRO6000BSE_v6": (RTX_PRO_6000, Decimal(1), 36, 132),
+    "Standard_NC72lds_xl_RTXPRO6000BSE_v6": (RTX_PRO_6000, Decimal(1), 72, 132),
+    "Standard_NC72ds_xl_RTXPRO6000BSE_v6": (RTX_PRO_6000, Decimal(1), 72, 264),
+    "Standard_NC144lds_xl_RTXPRO6000BSE_v6": (RTX_PRO_6000, Decimal(1), 144, 264),
+    "Standard_NC144ds_xl_RTXPRO6000BSE_v6": (RTX_PRO_6000, Decimal(1), 144, 516),
+    "Standard_NC288lds_xl_RTXPRO6000BSE_v6": (RTX_PRO_6000, Decimal(2), 288, 516),
+    "Standard_NC288ds_xl_RTXPRO6000BSE_v6": (RTX_PRO_6000, Decimal(2), 288, 1032),
     "Standard_NV6ads_A10_v5": ("NVIDIA A10", Decimal("0.1667"), 6, 55),
     "Standard_NV12ads_A10_v5": ("NVIDIA A10", Decimal("0.3333"), 12, 110),
     "Standard_NV18ads_A10_v5": ("NVIDIA A10", Decimal("0.5"), 18, 220),
@@ -74,6 +95,10 @@ SKIPPED_N_SERIES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^Standard_NV\d+as_v4$"), "NVv4-series: a slice of an AMD MI25, graphics"),
     (re.compile(r"^Standard_NG\d+\w*_V620_v1$"), "NGads V620-series (Radeon PRO V620), gaming"),
     (re.compile(r"^Standard_NP\d+s$"), "NP-series: Xilinx FPGA, not a GPU"),
+    (
+        re.compile(r"^Standard_NV\d+adm?s_V710_v5$"),
+        "NVads V710 v5 (Radeon PRO V710 slices), graphics",
+    ),
 )
 _N_SERIES = re.compile(r"^Standard_N[A-Z]*\d")
 

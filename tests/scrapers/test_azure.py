@@ -226,3 +226,58 @@ def _mutated(mutate) -> Page:
 def test_renamed_or_changed_fields_raise_parse_error(mutate, message):
     with pytest.raises(ParseError, match=message):
         AzureScraper().parse(_mutated(mutate))
+
+
+def test_every_fixture_size_is_priced_by_the_scraper_with_the_same_hardware():
+    # The live scraper and fixtures/providers/azure.yaml must describe each size alike (GPU via
+    # gpus.yaml aliases, GPU count, vCPUs, RAM), and the scraper must know every size the snapshot
+    # holds, or a live refresh would drop it as unmatched.
+    import yaml
+
+    from scrapers.providers.azure import GPU_SIZES
+
+    root = Path(__file__).resolve().parents[2] / "fixtures"
+    slugs = {}
+    for gpu in yaml.safe_load((root / "gpus.yaml").read_text()):
+        for name in [*gpu["aliases"], gpu["name"], gpu["slug"]]:
+            slugs[name.lower()] = gpu["slug"]
+    sizes = yaml.safe_load((root / "providers" / "azure.yaml").read_text())["instance_types"]
+    fixture = {
+        r["name"]: (r["gpu"], Decimal(str(r["gpu_count"])), r["vcpus"], float(r["ram_gib"]))
+        for r in sizes
+    }
+    scraper = {
+        name: (slugs.get(gpu.lower()), count, vcpus, float(ram))
+        for name, (gpu, count, vcpus, ram) in GPU_SIZES.items()
+    }
+    assert scraper == fixture
+
+
+def test_new_sizes_are_priced_and_v710_is_skipped_not_unmatched():
+    item = json.loads((PAGES / "eastus-2.json").read_text())["Items"][0]
+    items = []
+    for sku, price in (
+        ("Standard_NC72ds_xl_RTXPRO6000BSE_v6", 6.12),
+        ("Standard_ND128isr_NDR_GB200_v6", 108.16),
+        ("Standard_ND96is_MI300X_v5", 48.0),
+        ("Standard_NV28adms_V710_v5", 2.5),
+    ):
+        items.append({**item, "armSkuName": sku, "unitPrice": price, "retailPrice": price})
+    body = json.dumps({"Items": items, "NextPageLink": None, "Count": len(items)})
+    scraper = AzureScraper()
+    records = by_key(scraper.parse(Page(url="file:///x", status=200, body=body)))
+    rtx = records[("Standard_NC72ds_xl_RTXPRO6000BSE_v6", "eastus", "on_demand")]
+    assert (rtx.gpu_name, rtx.gpu_count, rtx.vcpus, rtx.ram_gib) == (
+        "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+        1,
+        72,
+        264.0,
+    )
+    gb200 = records[("Standard_ND128isr_NDR_GB200_v6", "eastus", "on_demand")]
+    assert (gb200.gpu_count, gb200.amount) == (4, Decimal("108.16"))
+    assert ("Standard_ND96is_MI300X_v5", "eastus", "on_demand") in records
+    assert len(records) == 3
+    notes = {(n.kind, n.name): n.reason for n in scraper.notes}
+    assert notes == {
+        ("skipped", "Standard_NV28adms_V710_v5"): "NVads V710 v5 (Radeon PRO V710 slices), graphics"
+    }
