@@ -66,12 +66,25 @@ RMSNORM_FP32_UPCAST_BYTES = 4.0
 # fp32 gradient (4). The 16-bit logits are freed after the cast.
 LOSS_BYTES_PER_LOGIT = 12.0
 # Bytes per logit by how the loss is computed (workload.loss; defaults per framework in
-# sizing/frameworks.py). chunked (torchtune CEWithChunkedOutputLoss, litgpt
-# chunked_cross_entropy, Megatron's vocab-parallel CE): the bf16 logits (2) stay whole, the fp32
-# upcast with its softmax and gradient exists for one of 8 chunks at a time (12 / 8); torchtune's
-# README measures 8.1 GiB saved by chunking at 2 x 4096 tokens x 128k vocabulary, i.e. 12 -> 3.7
-# B per logit. fused (Unsloth's Triton cross-entropy): bf16 logits only, gradient in place.
+# sizing/frameworks.py). chunked, as torchtune's CEWithChunkedOutputLoss does it (pytorch/torchtune
+# torchtune/modules/loss/ce_chunked_output_loss.py and TransformerDecoder.chunked_output @bd2a0fc7;
+# Megatron's vocab-parallel CE alike): the bf16 logits of every chunk (2) stay until backward,
+# and the fp32 upcast with its softmax and gradient exists for one of 8 chunks at a time
+# (12 / 8); torchtune's README measures 8.1 GiB saved by chunking at 2 x 4096 tokens x 128k
+# vocabulary (compile on in both rows). Compiled (torchtune's compile_loss compiles
+# compute_cross_entropy, the per-chunk `F.cross_entropy(logits.float(), ...)`), Inductor fuses
+# the upcast, log-softmax and gradient into kernels that read the bf16 chunk and write its bf16
+# gradient: 2 + 2 / 8. fused (Unsloth's Triton cross-entropy): bf16 logits only, gradient in
+# place.
 LOSS_BYTES_BY_MODE = {"standard": LOSS_BYTES_PER_LOGIT, "chunked": 2 + 12 / 8, "fused": 2.0}
+LOSS_CHUNKS = 8
+COMPILED_CHUNKED_LOSS_BYTES = 2 + 2 / LOSS_CHUNKS
+# litgpt's chunked_cross_entropy (Lightning-AI/litgpt litgpt/utils.py @5895df10, the lm_head run
+# in 128-token chunks, finetune/lora.py `model(input_ids, lm_head_chunk_size=128)`) calls
+# F.cross_entropy on each chunk in the logits' own dtype, no upcast: every chunk keeps its logits
+# (2 B in bf16-true) and its saved log-softmax output (2 B) until backward; under autocast
+# (16-mixed) cross_entropy runs in fp32, so the saved log-softmax is 4 B.
+LITGPT_CHUNKED_LOSS_BYTES = {"16-bit": 2 + 2.0, "mixed": 2 + 4.0}
 # torch.compile (workload.compile): Inductor partitions the joint forward/backward graph with
 # AOTAutograd's min-cut rematerialisation (pytorch/pytorch torch/_inductor/compile_fx.py
 # partition_fn -> torch/_functorch/partitioners.py min_cut_rematerialization_partition), which
@@ -276,16 +289,22 @@ def _activations(w: Workload, tp: int, explain: bool = True) -> tuple[float, str
         n_dense = min(n_dense, FREEZE_TRAINABLE_LAYERS - n_moe)
     biggest = max(layer_d, layer_m)
     offload = w.activation_offloading
+    logits = _logit_bytes(w)
+    # The loss head's buffers (logits, saved softmax, their gradient) live from the end of the
+    # forward pass until backward has gone through the output projection; the layers' backward
+    # buffers (and, checkpointed, the recomputed layer) come after that, so the two never meet:
+    # the peak holds the larger of them on top of what every layer saved.
     if ckpt == "full":
         n_kept = min(n_dense + n_moe, OFFLOAD_LAYERS_ON_GPU) if offload else n_dense + n_moe
         kept = n_kept * b * s * (a.hidden_size or 0) * e  # each layer's input
-        layers = kept + (1 + BACKWARD_TRANSIENT_LAYERS) * biggest
+        backward = (1 + BACKWARD_TRANSIENT_LAYERS) * biggest
     elif offload:
-        layers = (OFFLOAD_LAYERS_ON_GPU + BACKWARD_TRANSIENT_LAYERS) * biggest
+        kept = OFFLOAD_LAYERS_ON_GPU * biggest
+        backward = BACKWARD_TRANSIENT_LAYERS * biggest
     else:
-        layers = n_dense * layer_d + n_moe * layer_m + BACKWARD_TRANSIENT_LAYERS * biggest
-    logits = _logit_bytes(w)
-    total = (layers + logits) / tp
+        kept = n_dense * layer_d + n_moe * layer_m
+        backward = BACKWARD_TRANSIENT_LAYERS * biggest
+    total = (kept + max(backward, logits)) / tp
     if not explain:
         return total, ""
     if offload:
@@ -310,12 +329,24 @@ def _activations(w: Workload, tp: int, explain: bool = True) -> tuple[float, str
         )
     if logits:
         how += (
-            f" + loss head {_gib(logits)} (s x b x V={a.vocab_size} x "
-            f"{LOSS_BYTES_BY_MODE[w.loss]:g} B, {w.loss} loss)"
+            f"; at the peak the larger of those backward buffers ({_gib(backward)}) and the "
+            f"loss head {_gib(logits)} (s x b x V={a.vocab_size} x "
+            f"{loss_bytes_per_logit(w):g} B, {w.loss} loss"
+            + (", compiled" if w.compile and w.loss == "chunked" else "")
+            + "; freed before backward reaches the layers)"
         )
     if tp > 1:
         how += f", / tensor_parallel {tp} (sequence parallel)"
     return total, how
+
+
+def loss_bytes_per_logit(w: Workload) -> float:
+    """Bytes per logit the loss head holds at its peak, by loss mode, framework and compile."""
+    if w.loss == "chunked" and w.framework == "litgpt":
+        return LITGPT_CHUNKED_LOSS_BYTES["mixed" if w.mixed_precision else "16-bit"]
+    if w.loss == "chunked" and w.compile:
+        return COMPILED_CHUNKED_LOSS_BYTES
+    return LOSS_BYTES_BY_MODE[w.loss]
 
 
 def _logit_bytes(w: Workload) -> float:
@@ -325,7 +356,7 @@ def _logit_bytes(w: Workload) -> float:
     )
     if not lm_head or not a.vocab_size:
         return 0.0
-    return w.batch_size * w.seq_len * a.vocab_size * LOSS_BYTES_BY_MODE[w.loss]
+    return w.batch_size * w.seq_len * a.vocab_size * loss_bytes_per_logit(w)
 
 
 def _op_selective_bytes_per_token(w: Workload, *, moe_layer: bool) -> float:
@@ -376,10 +407,19 @@ def training_memory(w: Workload, *, dp: int, sharding: str, explain: bool = True
             base_b = DTYPE_BYTES[w.precision] if w.precision != "fp8" else 2.0
             fmt = f"{w.precision} ({base_b:g} B)"
         # PEFT's prepare_model_for_kbit_training (the HF QLoRA path) casts every parameter it
-        # did not quantise, embeddings, head and norms, to fp32 (sizing/frameworks.py).
+        # did not quantise, embeddings, head and norms, to fp32 (sizing/frameworks.py). Sharded
+        # QLoRA (FSDP or ZeRO-3 over more than one GPU) skips it: TRL's SFTTrainer finds the 4-bit
+        # parameters on cpu/meta before sharding and then calls neither
+        # prepare_model_for_kbit_training nor peft_module_casting_to_bf16, and builds the adapters
+        # with autocast_adapter_dtype=False (huggingface/trl trl/trainer/sft_trainer.py,
+        # `is_sharded_qlora`; huggingface/peft docs/source/accelerate/fsdp.md @6008f272), so
+        # those parameters stay in the storage dtype the model was loaded in.
+        sharded_qlora = zero_p and dp > 1
         rest_b = (
             4.0
-            if w.method == "qlora" and FRAMEWORKS[w.framework].qlora_fp32_unquantised
+            if w.method == "qlora"
+            and FRAMEWORKS[w.framework].qlora_fp32_unquantised
+            and not sharded_qlora
             else compute_b
         )
         weights = (quant * base_b + rest * rest_b) / mp

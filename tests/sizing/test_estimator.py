@@ -194,6 +194,59 @@ def test_fsdp_shards_the_adapters_and_gathers_qlora_layers_in_4_bit():
     assert any("gathered layer and the prefetched next one (NF4)" in n for n in qlora.notes)
 
 
+def test_sharded_qlora_keeps_the_unquantised_parameters_in_16_bit():
+    """TRL skips prepare_model_for_kbit_training for QLoRA under FSDP / ZeRO-3, so the
+    embeddings, head and norms stay bf16 there, as in torchtune; on one GPU hf casts them to
+    fp32 (2 more bytes each)."""
+    from sizing.memory import quantizable_params
+
+    def weights(framework: str, sharding: str, n: int) -> float:
+        w = wl(model="llama-2-70b", method="qlora", sharding=sharding, framework=framework)
+        return estimate(w, gpu_count=n).breakdown["weights"] * GIB
+
+    rest = PRESETS["llama-2-70b"].params - quantizable_params(PRESETS["llama-2-70b"])
+    assert weights("hf", "none", 1) - weights("torchtune", "none", 1) == pytest.approx(rest * 2)
+    assert weights("hf", "fsdp", 2) == pytest.approx(weights("torchtune", "fsdp", 2))
+    assert weights("hf", "zero3", 2) == pytest.approx(weights("torchtune", "zero3", 2))
+
+
+def test_the_loss_head_and_the_layers_backward_buffers_do_not_add_up():
+    """The logits and their gradient are freed once backward has passed the output projection,
+    before the first layer is recomputed: the peak holds the larger of the two."""
+    from sizing.memory import BACKWARD_TRANSIENT_LAYERS, _logit_bytes, activation_bytes_per_token
+
+    w = wl(
+        model="llama-3.1-8b",
+        method="full",
+        batch_size=2,
+        seq_len=2048,
+        gradient_checkpointing="full",
+        framework="torchtune",
+    )
+    e = estimate(w, gpu_count=1)
+    lin, _ = activation_bytes_per_token(w, moe_layer=False)
+    layer = 2 * 2048 * lin
+    kept = 32 * 2 * 2048 * 4096 * 2
+    logits = _logit_bytes(w)
+    backward = (1 + BACKWARD_TRANSIENT_LAYERS) * layer
+    assert e.breakdown["activations"] * GIB == pytest.approx(kept + max(logits, backward))
+    assert e.breakdown["activations"] * GIB < kept + logits + backward
+
+
+def test_loss_head_bytes_follow_the_framework_and_compile():
+    """torchtune's chunked loss compiled: bf16 logits + one chunk's bf16 gradient (2 + 2/8 B);
+    eager: + one chunk's fp32 upcast, softmax and gradient (2 + 12/8); litgpt's chunked
+    cross-entropy keeps each chunk's bf16 log-softmax (2 + 2), fp32 under autocast (2 + 4)."""
+    from sizing.memory import loss_bytes_per_logit
+
+    base = {"model": "llama-3.1-8b", "method": "lora", "loss": "chunked"}
+    assert loss_bytes_per_logit(wl(**base, framework="torchtune", compile=True)) == 2.25
+    assert loss_bytes_per_logit(wl(**base, framework="torchtune")) == 3.5
+    assert loss_bytes_per_logit(wl(**base, framework="litgpt", mixed_precision=False)) == 4.0
+    assert loss_bytes_per_logit(wl(**base, framework="litgpt", mixed_precision=True)) == 6.0
+    assert loss_bytes_per_logit(wl(model="llama-3.1-8b", framework="hf")) == 12.0
+
+
 def test_fsdp_with_pipeline_stages_keeps_the_stage_unsharded():
     """FSDP2 under torch pipelining (torchtitan) keeps a stage's parameters gathered between
     micro-batches and accumulates its gradients unsharded (fp32) until the last one."""
