@@ -144,6 +144,11 @@ class Provider(models.Model):
     billing_granularity = models.CharField(max_length=8, choices=choices.BillingGranularity.choices)
     source = models.TextField(blank=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # Moves by one with every ingest of this provider's prices, in the ingest's transaction. A
+    # refresh that finds a price unchanged moves only its observed_at and run (not updated_at,
+    # so the rewrite is a HOT update: no index entries); the planner's catalog fingerprint
+    # (sizing.selectors.catalog_version) reads the sum of these counters to notice it.
+    prices_version = models.PositiveBigIntegerField(default=0, editable=False)
 
     objects = ProviderQuerySet.as_manager()
 
@@ -298,11 +303,13 @@ class ScrapeRun(models.Model):
 class Price(models.Model):
     """The current price of one instance type in one region under one pricing model."""
 
-    # Indexes: every refresh rewrites each price it sees again (observed_at, scrape_run,
-    # updated_at move), and each index costs a new entry per rewrite, so the table keeps only
-    # those a query needs (migration 0005). The natural key's unique index leads with
-    # instance_type and serves its lookups; nothing filters prices by run or orders them by
-    # observed_at over an index (catalog-wide MIN/MAX/stale counts scan, as they read most rows).
+    # Indexes: every refresh rewrites each price it sees again. A price whose figures moved gets
+    # a new entry in every index, so the table keeps only those a query needs (migration 0005);
+    # a price seen again unchanged moves only observed_at and scrape_run, no indexed column, and
+    # with the room each page keeps (fillfactor, migration 0006) its rewrite is a HOT update.
+    # The natural key's unique index leads with instance_type and serves its lookups; nothing
+    # filters prices by run or orders them by observed_at over an index (catalog-wide MIN/MAX/
+    # stale counts scan, as they read most rows).
     instance_type = models.ForeignKey(
         InstanceType, on_delete=models.PROTECT, related_name="prices", db_index=False
     )
@@ -356,7 +363,8 @@ class Price(models.Model):
         ]
         indexes = [
             models.Index(fields=["pricing_model", "usd_per_gpu_hour"]),
-            # MAX(updated_at) is the price part of the planner's catalog fingerprint.
+            # MAX(updated_at) is the price part of the planner's catalog fingerprint (with the
+            # providers' prices_version, which every ingest moves).
             models.Index(fields=["updated_at"]),
         ]
 

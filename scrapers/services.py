@@ -8,6 +8,7 @@ failed fetch or parse writes nothing but the failed ScrapeRun.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import uuid
@@ -20,8 +21,9 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Case, F, Q, TextField, Value, When
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from catalog import choices
@@ -351,11 +353,22 @@ def held_run_reject(*, run: ScrapeRun, user: str) -> ScrapeRun:
 # --- Ingest --------------------------------------------------------------------------------
 
 
-# What the ingest reads of a stored price.
+# What the ingest reads of a stored price, as one tuple per price (dicts, or a JSON field's
+# parse, of 100,000 prices cost more than the rest of a refresh that finds them unchanged).
 _STORED_FIELDS = (
     "id", "instance_type_id", "region_id", "pricing_model", "amount", "currency", "unit",
-    "usd_per_hour", "usd_per_gpu_hour", "gone_at", "locked", "extra", "missed_runs",
+    "usd_per_hour", "usd_per_gpu_hour", "gone_at", "locked", "extra_text", "missed_runs",
 )  # fmt: skip
+(
+    _ID, _INSTANCE, _REGION, _MODEL, _AMOUNT, _CURRENCY, _UNIT, _USD, _USD_GPU, _GONE, _LOCKED,
+    _EXTRA, _MISSED,
+) = range(len(_STORED_FIELDS))  # fmt: skip
+
+
+def _stored_extra(row: tuple[Any, ...]) -> dict[str, Any]:
+    """A stored price's extra, from the JSON text the ingest reads."""
+    text = row[_EXTRA]
+    return {} if text == "{}" else json.loads(text)
 
 
 _UNSEEN: Any = object()
@@ -444,15 +457,18 @@ def prices_ingest(
         # name those): two index scans of a few milliseconds. Joined to instance types instead,
         # PostgreSQL merge-joined over the whole natural-key index, every provider's prices
         # (30-140 ms a call at 250,000 prices).
-        existing = {
-            (row["instance_type_id"], row["region_id"], row["pricing_model"]): row
+        existing: dict[tuple[int, int, str], tuple[Any, ...]] = {
+            (row[_INSTANCE], row[_REGION], row[_MODEL]): row
             for row in Price.objects.select_for_update()
             .filter(
                 instance_type_id__in=[pk for pk, _ in instances.values()],
                 region_id__in=[region.pk for region in regions.values()],
             )
             .order_by()
-            .values(*_STORED_FIELDS)
+            # extra as its JSON text: parsed only when a record brings an extra to compare (a
+            # JSON field's converter would parse every row's).
+            .annotate(extra_text=Cast("extra", TextField()))
+            .values_list(*_STORED_FIELDS)
         }
         seen: set[tuple] = set()
         unmatched_names: set[str] = set()
@@ -463,12 +479,15 @@ def prices_ingest(
         history: list[dict] = []
         held: list[QuarantinedPrice] = []
         problems_of: dict[tuple, str | None] = {}  # quote -> _validate's answer
-        figures_of: dict[tuple, tuple[Decimal, Decimal, Decimal] | str] = {}  # quote -> figures
+        # (quote, GPU count) -> (amount, currency, unit, usd_per_hour, usd_per_gpu_hour) as
+        # stored (the order of _STORED_FIELDS), or the normalisation's problem
+        figures_of: dict[tuple, tuple[Any, ...] | str] = {}
         covered_regions: set[int] = set()
+        scraper = choices.PriceSource.SCRAPER
+        report.records_seen = len(records)
 
         for record in records:
-            report.records_seen += 1
-            if record.extra.get("component"):
+            if record.extra and record.extra.get("component"):
                 # A component price (e.g. GCP's per-GPU rate without its host VM) is not an
                 # instance price: counted as seen, never stored as one.
                 continue
@@ -545,18 +564,30 @@ def prices_ingest(
                 except CatalogDataError as exc:
                     figures = str(exc)
                 else:
-                    figures = (Decimal(record.amount).quantize(SIX), usd[0], usd[1])
+                    amount = Decimal(record.amount).quantize(SIX)
+                    figures = (amount, record.currency, record.unit, usd[0], usd[1])
                 figures_of[figure_key] = figures
             if isinstance(figures, str):
                 report.problem(f"{record.instance_type}: {figures}")
                 continue
-            amount, usd_per_hour, usd_per_gpu_hour = figures
             previous = existing.get(key3)
-            if previous is not None and previous["locked"]:
-                report.locked += 1
-                continue
+            if previous is not None:
+                if previous[_LOCKED]:
+                    report.locked += 1
+                    continue
+                # The usual case of a refresh: seen again, every figure as stored, nothing
+                # else to tell (not gone, no new extra, not zero: zero is always quarantined).
+                if (
+                    previous[_AMOUNT:_EXTRA] == (*figures, None, False)
+                    and figures[3]
+                    and (not record.extra or record.extra == _stored_extra(previous))
+                ):
+                    touched.append(previous[_ID])
+                    report.unchanged += 1
+                    continue
+            amount, currency, unit, usd_per_hour, usd_per_gpu_hour = figures
             reason = _suspicious(
-                usd_per_hour, previous["usd_per_hour"] if previous else None, factor
+                usd_per_hour, previous[_USD] if previous is not None else None, factor
             )
             if reason:
                 report.quarantined += 1
@@ -567,10 +598,10 @@ def prices_ingest(
                         region=region,
                         pricing_model=record.pricing_model,
                         amount=amount,
-                        currency=record.currency,
-                        unit=record.unit,
+                        currency=currency,
+                        unit=unit,
                         usd_per_hour=usd_per_hour,
-                        previous_usd_per_hour=previous["usd_per_hour"] if previous else None,
+                        previous_usd_per_hour=previous[_USD] if previous is not None else None,
                         reason=reason,
                         observed_at=observed_at,
                         record=record.as_json(),
@@ -578,7 +609,7 @@ def prices_ingest(
                 )
                 continue
             values = {
-                "amount": amount, "currency": record.currency, "unit": record.unit,
+                "amount": amount, "currency": currency, "unit": unit,
                 "usd_per_hour": usd_per_hour, "usd_per_gpu_hour": usd_per_gpu_hour,
             }  # fmt: skip
             if previous is None:
@@ -587,7 +618,7 @@ def prices_ingest(
                 row = {
                     "instance_type_id": instance_id, "region_id": region.pk,
                     "pricing_model": record.pricing_model, "observed_at": observed_at,
-                    "source": choices.PriceSource.SCRAPER, "scrape_run_id": run.pk,
+                    "source": scraper, "scrape_run_id": run.pk,
                     "source_url": record.extra.get("source_url", ""), "extra": record.extra,
                     **values,
                 }  # fmt: skip
@@ -595,32 +626,25 @@ def prices_ingest(
                 history.append(_history_row(row, choices.PriceEvent.APPEARED, None, run))
                 report.created += 1
                 continue
-            moved = (
-                previous["amount"] != amount
-                or previous["usd_per_hour"] != usd_per_hour
-                or previous["usd_per_gpu_hour"] != usd_per_gpu_hour
-                or previous["currency"] != record.currency
-                or previous["unit"] != record.unit
-            )
+            stored = dict(zip(_STORED_FIELDS, previous, strict=True))
+            stored_extra = _stored_extra(previous)
+            moved = previous[_AMOUNT:_GONE] != figures
             # History by the one rule (catalog.services.price_figures_changed): USD figures that
             # moved with an exchange rate alone are rewritten without a ``changed`` row.
             event = (
                 choices.PriceEvent.REAPPEARED
-                if previous["gone_at"] is not None
-                else (
-                    choices.PriceEvent.CHANGED if price_figures_changed(previous, values) else None
-                )
+                if previous[_GONE] is not None
+                else (choices.PriceEvent.CHANGED if price_figures_changed(stored, values) else None)
             )
-            old_amount = previous["amount"]
-            extra = record.extra or previous["extra"]
-            if moved or extra != previous["extra"]:
-                previous.update(values, extra=extra)
-                rewrites.append(previous)
+            extra = record.extra or stored_extra
+            if moved or extra != stored_extra:
+                rewrites.append({"id": previous[_ID], **values, "extra": extra})
             else:
-                touched.append(previous["id"])
-            previous["observed_at"] = observed_at  # as the UPDATE over ``touched`` writes it
+                touched.append(previous[_ID])
             if event:
-                history.append(_history_row(previous, event, old_amount, run))
+                # The row as the writes below leave it: these figures, seen now.
+                stored.update(values, observed_at=observed_at)
+                history.append(_history_row(stored, event, previous[_AMOUNT], run))
                 report.changed += 1
             else:
                 report.unchanged += 1
@@ -631,23 +655,23 @@ def prices_ingest(
         missed: list[int] = []
         gone: list[int] = []
         for key3, price in existing.items():
-            if key3 in seen or price["locked"] or price["gone_at"] is not None:
+            if key3 in seen or price[_LOCKED] or price[_GONE] is not None:
                 continue
-            if price["region_id"] not in covered_regions or key3[2] not in covered_models:
+            if price[_REGION] not in covered_regions or key3[2] not in covered_models:
                 continue
-            missed.append(price["id"])
-            if price["missed_runs"] + 1 >= gone_after:
-                gone.append(price["id"])
+            missed.append(price[_ID])
+            if price[_MISSED] + 1 >= gone_after:
+                gone.append(price[_ID])
                 history.append(
                     {
-                        "instance_type_id": price["instance_type_id"],
-                        "region_id": price["region_id"],
-                        "pricing_model": price["pricing_model"],
+                        "instance_type_id": price[_INSTANCE],
+                        "region_id": price[_REGION],
+                        "pricing_model": price[_MODEL],
                         "event": choices.PriceEvent.DISAPPEARED,
                         "amount": None,
-                        "previous_amount": price["amount"],
-                        "currency": price["currency"],
-                        "unit": price["unit"],
+                        "previous_amount": price[_AMOUNT],
+                        "currency": price[_CURRENCY],
+                        "unit": price[_UNIT],
                         "observed_at": now,
                         "source": choices.PriceSource.SCRAPER,
                         "scrape_run_id": run.pk,
@@ -668,8 +692,7 @@ def prices_ingest(
             ["amount", "currency", "unit", "usd_per_hour", "usd_per_gpu_hour", "extra"],
             constants=seen_again,
         )
-        for ids in _batches(touched):
-            Price.objects.filter(pk__in=ids).update(**seen_again)
+        _seen_again_write(touched, seen_again)
         for ids in _batches(missed):
             Price.objects.filter(pk__in=ids).update(
                 missed_runs=F("missed_runs") + 1, updated_at=now
@@ -678,7 +701,46 @@ def prices_ingest(
             Price.objects.filter(pk__in=ids).update(gone_at=now)
         rows_insert(PriceHistory, history)
         QuarantinedPrice.objects.bulk_create(held, batch_size=1000)
+        Provider.objects.filter(pk=provider.pk).update(prices_version=F("prices_version") + 1)
     return report
+
+
+def _seen_again_write(ids: list[int], values: dict[str, Any]) -> None:
+    """Write ``values`` to prices seen again with nothing else moved, but for ``updated_at``.
+
+    Only observed_at and the run move, no indexed column, so on PostgreSQL the rewrite is a HOT
+    update (no new index entries; migration 0006 leaves room on each page). ``updated_at`` moves
+    only for a price whose state moves beyond that: it comes back, was missed, or a curator's or
+    fixture's figures become the scraper's. Every ingest moves its provider's ``prices_version``,
+    so the catalog fingerprint changes all the same (sizing.selectors.catalog_version).
+    """
+    if not ids:
+        return
+    now = values["updated_at"]
+    if connection.vendor == "postgresql":
+        # One statement with the ids as one array: an IN list of thousands of placeholders
+        # costs more to render than the update does.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE catalog_price SET observed_at = %s, source = %s, scrape_run_id = %s, "
+                "updated_at = CASE WHEN gone_at IS NOT NULL OR missed_runs <> 0 OR source <> %s "
+                "THEN %s ELSE updated_at END, missed_runs = 0, gone_at = NULL "
+                "WHERE id = ANY(%s)",
+                [values["observed_at"], values["source"], values["scrape_run_id"],
+                 values["source"], now, ids],
+            )  # fmt: skip
+        return
+    for batch in _batches(ids):
+        Price.objects.filter(pk__in=batch).update(
+            **{name: value for name, value in values.items() if name != "updated_at"},
+            updated_at=Case(
+                When(
+                    Q(gone_at__isnull=False) | ~Q(missed_runs=0) | ~Q(source=values["source"]),
+                    then=Value(now),
+                ),
+                default=F("updated_at"),
+            ),
+        )
 
 
 def _batches(ids: list[int], size: int = 5000) -> Iterator[list[int]]:

@@ -637,9 +637,12 @@ RECOMMEND_CACHE_SECONDS = 300
 
 def catalog_version() -> str:
     """A fingerprint of everything an answer is built from, in one query: for each table the
-    planner reads, its row count, newest id and newest ``updated_at``. Every write path sets
-    ``updated_at`` (saves through ``auto_now``; the ingest's bulk updates and renormalisation set
-    it explicitly), so any refresh or curator edit changes the fingerprint.
+    planner reads, its row count, newest id and newest ``updated_at``, and the sum of the
+    providers' ``prices_version``. Every write path sets ``updated_at`` (saves through
+    ``auto_now``; the ingest's bulk updates and renormalisation set it explicitly) but the
+    ingest's rewrite of a price seen again unchanged (only its observed_at and run move), and
+    every ingest moves its provider's ``prices_version`` in the same transaction, so any refresh
+    or curator edit changes the fingerprint.
     """
     parts = []
     for model in (Price, GPU, InstanceType, Region, Provider, Interconnect):
@@ -649,6 +652,7 @@ def catalog_version() -> str:
             f"(SELECT COUNT(*) FROM {table}), (SELECT MAX(id) FROM {table}), "  # noqa: S608
             f"(SELECT MAX(updated_at) FROM {table})"
         )
+    parts.append(f"(SELECT SUM(prices_version) FROM {Provider._meta.db_table})")  # noqa: S608
     sql = "SELECT " + ", ".join(parts)
     with connection.cursor() as cursor:
         cursor.execute(sql)

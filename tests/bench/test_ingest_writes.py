@@ -15,6 +15,7 @@ from django.utils import timezone
 from catalog.models import GPU, Price, PriceHistory
 from scrapers.base import PriceRecord
 from scrapers.services import prices_ingest, scrape_run_start
+from sizing.selectors import catalog_version
 from tests.factories import InstanceTypeFactory, ProviderFactory, RegionFactory
 
 pytestmark = pytest.mark.django_db
@@ -77,12 +78,18 @@ def test_each_kind_of_row_is_written_as_a_single_save_would(cloud, settings):
 
     # a: unchanged; b: only its extra moves; c: missing (first miss).
     t1 = t0 + timedelta(hours=1)
+    version = catalog_version()
     run2, report = ingest(provider, [record(a, "80"), record(b, "80", extra={"offers": 5})], t1)
     assert (report.created, report.changed, report.unchanged) == (0, 0, 2)
     now = rows()
     for code in ("a", "b"):
         assert now[code].observed_at == t1 and now[code].scrape_run == run2
-        assert now[code].updated_at > first[code].updated_at
+    # a was only seen again: its updated_at stays (a HOT update on PostgreSQL), and the
+    # fingerprint moves with the provider's prices_version; b's extra moved, c was missed.
+    assert now["a"].updated_at == first["a"].updated_at
+    assert now["b"].updated_at > first["b"].updated_at
+    assert now["c"].updated_at > first["c"].updated_at
+    assert catalog_version() != version
     assert now["b"].extra == {"offers": 5}
     assert now["c"].missed_runs == 1 and now["c"].gone_at is None
     assert now["c"].observed_at == t0 and now["c"].scrape_run == run1
@@ -109,4 +116,27 @@ def test_each_kind_of_row_is_written_as_a_single_save_would(cloud, settings):
     _, report = ingest(provider, back, t3)
     c = rows()["c"]
     assert c.gone_at is None and c.missed_runs == 0 and c.observed_at == t3
+    assert c.updated_at > now["c"].updated_at  # back in the catalog: its row moved
     assert PriceHistory.objects.filter(instance_type__name="w.1x", event="reappeared").count() == 1
+
+
+def test_a_refresh_that_finds_nothing_moved_reaches_the_offer_book(cloud):
+    """Seen again unchanged, a price keeps its updated_at (a HOT update on PostgreSQL), yet the
+    fingerprint moves and a worker's offer book shows the new observed_at."""
+    from sizing import selectors
+
+    provider, (a, _) = cloud
+    t0 = timezone.now() - timedelta(hours=2)
+    ingest(provider, [record(a, "80")], t0)
+
+    def observed() -> list:
+        book = selectors.offer_book(selectors.catalog_version())
+        return [o.observed_at for o in book.offers if o.provider == provider.slug]
+
+    assert observed() == [t0]
+    stamp = Price.objects.get(region=a).updated_at
+    t1 = t0 + timedelta(hours=1)
+    _, report = ingest(provider, [record(a, "80")], t1)
+    assert report.unchanged == 1
+    assert Price.objects.get(region=a).updated_at == stamp
+    assert observed() == [t1]
