@@ -112,7 +112,8 @@ def _snapshot() -> Iterator[None]:
 
 def _fingerprints() -> tuple[Fingerprint, dict[int, Fingerprint]]:
     """The shared tables' fingerprint, and each provider's (its instance types and its prices,
-    gone ones included): a refresh or an edit moves updated_at, a row added moves the count."""
+    gone ones included, and its prices_version): a refresh or an edit moves updated_at or the
+    prices_version, a row added moves the count."""
     shared = tuple(
         tuple(
             model.objects.order_by()
@@ -130,6 +131,11 @@ def _fingerprints() -> tuple[Fingerprint, dict[int, Fingerprint]]:
         )
         for provider_id, *figures in rows:
             providers[provider_id] += (model.__name__, *figures)
+    # A refresh that finds a price unchanged moves its observed_at but not its updated_at; every
+    # ingest moves its provider's prices_version (scrapers.services.prices_ingest).
+    for provider_id, version in Provider.objects.values_list("pk", "prices_version"):
+        if provider_id in providers:
+            providers[provider_id] += ("prices_version", version)
     return shared, dict(providers)
 
 
