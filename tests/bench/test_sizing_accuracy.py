@@ -92,3 +92,21 @@ def test_the_4bit_figure_is_fitted_as_if_no_engine_were_named():
     kernels = [v for k, v in named.items() if k.startswith("DECODE_INT4_KERNEL_EFFICIENCY")]
     assert min(kernels) < named[label] < max(kernels)
     assert all(v == 0.0 for k, v in blind.items() if k.startswith("DECODE_INT4_KERNEL"))
+
+
+def test_a_constant_is_not_fitted_on_a_single_row():
+    """With gpt-fast held out, the tensor-parallel all-reduce latency is fitted on the other
+    sources' TP rows: one such row is not enough (the latency takes its bound, 0), two are."""
+    presets, gpus = load_presets(), sa.load_gpus()
+    decode = [r for r in _rows() if r["kind"] == "decode"]
+    gpt_fast = [r for r in decode if r["source_key"] == "gpt-fast"]
+    mlc_tp = [r for r in decode if r["framework"] == "mlc_llm" and int(r["gpu_count"]) > 1]
+    label = "ALLREDUCE_LATENCY_S[nvlink]"
+    with sa.shipped_constants():
+        fits = {}
+        for k in (1, 2):
+            rows = gpt_fast + mlc_tp[:k]
+            facts = [sa.facts(r, presets, gpus) for r in rows]
+            fits[k] = sa.fit_constants(rows, facts, "gpt-fast", presets, gpus)[label]
+    assert fits[1] == 0.0
+    assert fits[2] > 0.0
