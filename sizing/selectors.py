@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import gc
 import hashlib
 import logging
 import threading
@@ -66,7 +65,8 @@ _INSTANCE_COLUMNS = (
 _PRICE_CHUNK = 20_000
 # What tells a shared table changed: its row count, newest id and newest updated_at.
 Fingerprint = tuple[Any, ...]
-GPUValues = dict[int, tuple[GPUSpec, str, bool]]
+# A GPU's id -> its index in the columns' GPU list, its segment, whether datacenters may use it.
+GPUValues = dict[int, tuple[int, str, bool]]
 
 
 @dataclass(frozen=True)
@@ -148,21 +148,28 @@ def _read(now: datetime, base: _Reading | None) -> tuple[_Reading, int | None]:
     with _snapshot():
         shared, providers = _fingerprints()
         if base is None or base.shared != shared:
-            gpus = {gpu.pk: (gpu_spec(gpu), gpu.segment, gpu.datacenter_use_allowed)
-                    for gpu in GPU.objects.all()}  # fmt: skip
-            columns = _read_columns(now, gpus, None, None)
+            specs: list[GPUSpec] = []
+            gpus: GPUValues = {}
+            for gpu in GPU.objects.all():
+                gpus[gpu.pk] = (len(specs), gpu.segment, gpu.datacenter_use_allowed)
+                specs.append(gpu_spec(gpu))
+            columns = _read_columns(now, gpus, None, None, specs)
             return _Reading(columns, gpus, shared, providers), None
         changed = {
             provider_id
             for provider_id in providers.keys() | base.providers.keys()
             if providers.get(provider_id) != base.providers.get(provider_id)
         }
-        columns = _read_columns(now, base.gpus, base.columns, changed)
+        columns = _read_columns(now, base.gpus, base.columns, changed, base.columns.gpus)
         return _Reading(columns, base.gpus, shared, providers), len(changed)
 
 
 def _read_columns(
-    now: datetime, gpus: GPUValues, base: OfferColumns | None, changed: set[int] | None
+    now: datetime,
+    gpus: GPUValues,
+    base: OfferColumns | None,
+    changed: set[int] | None,
+    specs: list[GPUSpec],
 ) -> OfferColumns:
     """The current prices of active instance types as columns, in price-id order: all of them,
     or (``base``) ``base``'s offers of unchanged providers and the ``changed`` providers' read
@@ -170,7 +177,7 @@ def _read_columns(
     instances = InstanceType.objects.filter(is_active=True)
     prices = Price.objects.current().filter(instance_type__is_active=True)
     if base is None:
-        columns = OfferColumns()
+        columns = OfferColumns(gpus=specs)
         for pk, code, country, china in Region.objects.values_list(
             "pk", "code", "country", "mainland_china"
         ):
@@ -195,7 +202,7 @@ def _read_columns(
     for (instance_id, name, gpu_id, gpu_count, sharing, vcpus, ram, disk, disk_type, network,
          provider, provider_kind, provider_china, notes, intra_slug, intra_kind, intra_bw,
          inter_slug, inter_kind, inter_rdma) in instance_rows:  # fmt: skip
-        spec, segment, allowed = gpus[gpu_id]
+        spec, segment, allowed = gpus[gpu_id]  # the GPU's index in ``specs``
         words = (sharing, disk_type, intra_slug, intra_kind, inter_slug, inter_kind)
         sharing, disk_type, intra_slug, intra_kind, inter_slug, inter_kind = (
             shared.setdefault(word, word) for word in words
@@ -206,7 +213,7 @@ def _read_columns(
             bool(inter_slug and inter_rdma), network,
         )  # fmt: skip
         head = (provider, provider_china, notes)
-        hardware = tail_hardware_key(tail)
+        hardware = tail_hardware_key(tail, specs)
         values = (shared.setdefault(head, head), tail, shared.setdefault(hardware, hardware))
         index = kind_ids.get(instance_id)
         if index is None:
@@ -371,15 +378,12 @@ def _swap_in(key: BookKey, now: datetime) -> _Held:
     held = _book
     base = held.reading if held is not None and held.key[1:] == key[1:] else None
     started = time.perf_counter()
-    # The book's long-lived objects (instance types' values, groups) hold no cycles, so they are
-    # moved out of the collector's sight (a replaced book is still freed by reference counting).
-    # What the last freeze pinned is handed back first, so cyclic garbage is pinned at most until
-    # the next catalog change.
-    gc.unfreeze()
+    # No gc.freeze() any longer: the book is arrays and tuples of plain values, which the
+    # collector stops tracking after one pass, so it adds little to a full collection; and a
+    # worker forked from a master that froze its objects must not unfreeze and walk them (that
+    # writes to, and so copies, every page the master shares with it).
     reading, reread = _read(now, base)
     book = OfferBook(reading.columns, version=key[0])
-    gc.collect()
-    gc.freeze()
     _book = _Held(key, book, now, book.fresh_until, reading)
     logger.info(
         "offer book: %d offers read in %.2f s (%s)", len(book), time.perf_counter() - started,

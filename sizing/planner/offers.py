@@ -120,7 +120,9 @@ class Constraints:
 HardwareKey = tuple[object, ...]
 # An instance type's planner values, shared by its offers in every region: (provider, its
 # mainland China flag, its compliance notes) and (instance type .. network_gbps), in Offer's
-# field order, and the hardware key of its offers.
+# field order but for the GPU, held as its index in ``OfferColumns.gpus``, and the hardware key of
+# its offers. Holding no object the garbage collector tracks, these tuples drop out of its sight
+# after one collection: a quarter of a million offers add little to every full collection.
 Kind = tuple[tuple[Any, ...], tuple[Any, ...], HardwareKey]
 # A region's planner values: (code, country, mainland China flag).
 Place = tuple[str, str, bool]
@@ -149,9 +151,9 @@ def _hardware_key(offer: Offer) -> HardwareKey:
     )  # fmt: skip
 
 
-def tail_hardware_key(tail: tuple[Any, ...]) -> HardwareKey:
+def tail_hardware_key(tail: tuple[Any, ...], gpus: Sequence[GPUSpec]) -> HardwareKey:
     """``_hardware_key`` of the offers of an instance type, from its tail (see ``Kind``)."""
-    gpu, gpu_count = tail[1], tail[4]
+    gpu, gpu_count = gpus[tail[1]], tail[4]
     intra_slug, intra_kind, intra_bandwidth, inter_slug, _, inter_rdma, network = tail[10:17]
     return (
         id(gpu), gpu_count, intra_kind, intra_slug, intra_bandwidth, inter_slug is None,
@@ -172,8 +174,8 @@ class OfferColumns:
     """
 
     __slots__ = (
-        "kind", "kind_ids", "kinds", "model", "models", "observed", "place", "place_ids", "places",
-        "price_id", "stale", "stale_at", "usd", "volatile",
+        "gpus", "kind", "kind_ids", "kinds", "model", "models", "observed", "place", "place_ids",
+        "places", "price_id", "stale", "stale_at", "usd", "volatile",
     )  # fmt: skip
 
     def __init__(
@@ -181,7 +183,9 @@ class OfferColumns:
         kinds: list[Kind] | None = None,
         places: list[Place] | None = None,
         models: list[str] | None = None,
+        gpus: list[GPUSpec] | None = None,
     ) -> None:
+        self.gpus: list[GPUSpec] = gpus if gpus is not None else []
         self.kinds: list[Kind] = kinds if kinds is not None else []
         self.places: list[Place] = places if places is not None else []
         self.models: list[str] = models if models is not None else []
@@ -207,14 +211,19 @@ class OfferColumns:
         kinds: dict[tuple[Any, ...], int] = {}
         places: dict[Place, int] = {}
         models: dict[str, int] = {}
+        gpus: dict[int, int] = {}  # id(GPUSpec) -> its index
         for offer in offers:
             fields = tuple(getattr(offer, name) for name in _OFFER_FIELDS)
-            head, tail = fields[1:4], fields[7:24]
+            gpu = gpus.get(id(offer.gpu))
+            if gpu is None:
+                gpu = gpus[id(offer.gpu)] = len(columns.gpus)
+                columns.gpus.append(offer.gpu)
+            head, tail = fields[1:4], (fields[7], gpu, *fields[9:24])
             place: Place = fields[4:7]
             kind = kinds.get(head + tail)
             if kind is None:
                 kind = kinds[head + tail] = len(columns.kinds)
-                columns.kinds.append((head, tail, tail_hardware_key(tail)))
+                columns.kinds.append((head, tail, tail_hardware_key(tail, columns.gpus)))
             where = places.get(place)
             if where is None:
                 where = places[place] = len(columns.places)
@@ -258,7 +267,7 @@ class OfferColumns:
     def take(self, rows: Iterable[int]) -> OfferColumns:
         """The offers at ``rows`` (in that order) in new columns that share these tables."""
         rows = array("i", rows)
-        taken = OfferColumns(self.kinds, self.places, self.models)
+        taken = OfferColumns(self.kinds, self.places, self.models, self.gpus)
         taken.kind_ids, taken.place_ids = self.kind_ids, self.place_ids
         for name in ("price_id", "usd", "observed", "stale_at", "kind", "place", "model"):
             column = getattr(self, name)
@@ -279,7 +288,8 @@ class OfferColumns:
         stale_at = self.stale_at[row]
         make: Callable[..., Offer] = Offer  # positional, in field order
         return make(
-            self.price_id[row], *head, *self.places[self.place[row]], *tail,
+            self.price_id[row], *head, *self.places[self.place[row]], tail[0],
+            self.gpus[tail[1]], *tail[2:],
             self.models[self.model[row]], self.usd[row], instant(self.observed[row]),
             bool(self.stale[row]), bool(self.volatile[row]),
             None if stale_at == NO_INSTANT else instant(stale_at),
@@ -438,18 +448,19 @@ class OfferBook:
         """The rows of every offer of one GPU (by slug), in book order."""
         columns = self.columns
         kinds = columns.kinds
-        wanted = {kind for kind in set(columns.kind) if kinds[kind][1][1].slug == gpu}
+        gpus = columns.gpus
+        wanted = {kind for kind in set(columns.kind) if gpus[kinds[kind][1][1]].slug == gpu}
         return [row for row, kind in enumerate(columns.kind) if kind in wanted]
 
     def covered(self, rows: Sequence[int], c: Constraints) -> list[int]:
         """``rows`` whose offers ``c`` covers (``Constraints.covers``), in order."""
         columns = self.columns
         models = [name in c.pricing for name in columns.models]
-        kinds = columns.kinds
+        kinds, gpus = columns.kinds, columns.gpus
         rows = [
             row for row in rows
             if models[columns.model[row]]
-            and (not c.gpus or kinds[columns.kind[row]][1][1].slug in c.gpus)
+            and (not c.gpus or gpus[kinds[columns.kind[row]][1][1]].slug in c.gpus)
         ]  # fmt: skip
         return self.in_scope(rows, c)
 
