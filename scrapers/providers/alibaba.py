@@ -52,10 +52,25 @@ FAMILY_GPU = {
     "gn6e": "NVIDIA V100 32GB",
     "gn6i": "NVIDIA T4",
     "gn7i": "NVIDIA A10",
+    "gn7": "NVIDIA A100 40GB",
+    "ebmgn6v": "NVIDIA V100",
+    "ebmgn6e": "NVIDIA V100 32GB",
+    "ebmgn6i": "NVIDIA T4",
+    "ebmgn7i": "NVIDIA A10",
+    "ebmgn7": "NVIDIA A100 40GB",
     "vgn5i": "NVIDIA P4",
     "vgn6i": "NVIDIA T4",
     "vgn7i-vws": "NVIDIA A10",
     "sgn7i-vws": "NVIDIA A10",
+}
+# Bare-metal types name no GPU count; these are the counts of Alibaba's ECS Bare Metal family tables
+# (AlibabaCloudDocs/ecs, 弹性裸金属服务器概述.md at c392877, 2021-06-08). Others stay uncounted.
+BARE_METAL_GPU_COUNT = {
+    "ecs.ebmgn6v.24xlarge": 8,
+    "ecs.ebmgn6e.24xlarge": 8,
+    "ecs.ebmgn6i.24xlarge": 4,
+    "ecs.ebmgn7i.32xlarge": 4,
+    "ecs.ebmgn7.26xlarge": 8,
 }
 # GPU memory (GB) of the card a vGPU family slices: "-m4" is a 4 GB slice of it.
 SLICED_GPU_MEMORY = {"vgn5i": 8, "vgn6i": 16, "vgn7i-vws": 24, "sgn7i-vws": 24}
@@ -122,6 +137,8 @@ def gpu_spec(instance_type: str) -> dict[str, Any] | None:
             per_gpu, gpus = int(m.group(1)), int(m.group(2))
             if (vcpus * gpus) % per_gpu == 0:
                 count = Decimal(vcpus * gpus // per_gpu)
+    if count is None and instance_type in BARE_METAL_GPU_COUNT:
+        count = Decimal(BARE_METAL_GPU_COUNT[instance_type])
     if count is not None:
         count = count.quantize(Decimal("0.0001")).normalize()
     return {

@@ -168,11 +168,25 @@ def test_latest_version_compares_numbers_not_strings():
         ("ecs.gn6v-c8g1.16xlarge", Decimal(8), 64),
         ("ecs.vgn7i-vws-m12.7xlarge", Decimal("0.5"), 28),
         ("ecs.ebmgn7e.32xlarge", None, 128),
+        ("ecs.ebmgn6v.24xlarge", 8, 96),  # bare metal: count from the family table
+        ("ecs.ebmgn6i.24xlarge", 4, 96),
     ],
 )
 def test_gpu_spec_reads_counts_from_names(name, count, vcpus):
     spec = gpu_spec(name)
     assert (spec["gpu_count"], spec["vcpus"]) == (count, vcpus)
+
+
+def test_bare_metal_and_gn7_families_name_their_gpu():
+    assert gpu_spec("ecs.ebmgn6v.24xlarge")["gpu_name"] == "NVIDIA V100"
+    assert gpu_spec("ecs.ebmgn6i.24xlarge")["gpu_name"] == "NVIDIA T4"
+    gn7 = gpu_spec("ecs.gn7-c12g1.3xlarge")
+    assert (gn7["gpu_name"], gn7["gpu_count"], gn7["gpu_name_from"]) == (
+        "NVIDIA A100 40GB",
+        1,
+        "family table",
+    )
+    assert gpu_spec("ecs.ebmgn7e.32xlarge")["gpu_name_from"] == "family code"
 
 
 def test_gpu_spec_ignores_cpu_families():
