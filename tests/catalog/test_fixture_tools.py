@@ -13,6 +13,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+import yaml
 from django.conf import settings
 
 TOOLS = Path(settings.CATALOG_FIXTURES_DIR) / "tools"
@@ -261,3 +262,107 @@ def test_gcp_spot_only_shapes_keep_only_their_spot_rows_and_say_so(common):
     assert once["notes"] == f"1/4 of a host; {gcp.SOLD_ONLY_NOTE}"
     assert gcp.with_sold_only_note(once) == once  # regenerating does not repeat it
     assert gcp.with_sold_only_note({"name": "a3-highgpu-8g", "notes": "x"})["notes"] == "x"
+
+
+# --- Alibaba (fixtures/tools/alibaba_prices.py) ------------------------------------------------------
+ALIBABA_DOC = """\
+gn6i包括的实例规格及指标数据如下表所示。
+
+|实例规格|vCPU|内存(GiB)|GPU|GPU显存|网络带宽(Gbit/s)|网络收发包PPS(万)|存储IOPS基准(万)|多队列|弹性网卡|单网卡私有IP|
+|:---|:-|:-|:-|:-|:-|:-|:-|:-|:-|:-|
+|ecs.gn6i-c4g1.xlarge|4|15|NVIDIA T4 \\* 1|16GB \\* 1|4|50|无|2|2|10|
+|ecs.gn6i-c24g1.24xlarge|96|372|NVIDIA T4 \\* 4|16GB \\* 4|30|480|25|24|8|10|
+|ecs.vgn6i-m4.xlarge|4|23|NVIDIA T4 \\* 1/4|16GB \\* 1/4|3|50|2|4|10|
+
+|实例规格|vCPU|内存(GiB)|本地存储(GiB)|GPU|GPU显存|网络带宽(Gbit/s)|网络收发包PPS(万)|多队列|弹性网卡|单网卡私有IP|
+|:---|:-|:-|:-|:-|:-|:-|:-|:-|:-|:-|
+|ecs.gn5-c4g1.xlarge|4|30|440|NVIDIA P100 \\* 1|16GB \\* 1|3|30|1|3|10|
+""".translate(str.maketrans("()", "\uff08\uff09"))  # the doc's full-width brackets
+
+
+def test_alibaba_doc_tables_give_whole_gpu_specs_by_header_name():
+    tool = _load("alibaba_prices")
+    specs = tool.doc_specs(ALIBABA_DOC)
+    assert specs["ecs.gn6i-c24g1.24xlarge"] == {
+        "vcpus": 96,
+        "ram_gib": 372.0,
+        "gpu_count": 4,
+        "network_gbps": 30.0,
+        "local_disk_gb": 0,
+    }
+    assert specs["ecs.gn5-c4g1.xlarge"]["local_disk_gb"] == 472  # 440 GiB
+    assert specs["ecs.gn5-c4g1.xlarge"]["network_gbps"] == 3.0
+    assert "ecs.vgn6i-m4.xlarge" not in specs  # a quarter T4: not a whole-GPU type
+
+
+def test_alibaba_build_prices_doc_types_checks_them_and_falls_back_to_api_specs(tmp_path):
+    tool = _load("alibaba_prices")
+
+    def entry(vcpu, memory, gpu, price):
+        return {"vcpu": vcpu, "memory": memory, "gpu": gpu, "onDemandPricePerHour": price}
+
+    snapshot = {
+        "cn-hangzhou": {
+            "instanceTypePrices": {
+                "ecs.gn6i-c4g1.xlarge": entry(4, 15, 1, 11.63),
+                "ecs.gn6i-c24g1.24xlarge": entry(96, 384, 4, 68.75),  # RAM disagrees with the doc
+                "ecs.gn6i-c40g1.10xlarge": entry(40, 155, 1, 14.819),  # newer than the doc
+                "ecs.gn6v-c8g1.4xlarge": entry(16, 64, 2, 0),  # listed without a price
+                "ecs.c6.large": entry(2, 4, 0, 0.39),  # CPU-only
+            }
+        },
+        "me-east-1": {"instanceTypePrices": {"ecs.gn6i-c4g1.xlarge": entry(4, 15, 1, 9.0)}},
+    }
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps(snapshot), encoding="utf-8")
+    doc = tmp_path / "doc.md"
+    doc.write_text(ALIBABA_DOC, encoding="utf-8")
+    previous = {
+        "provider": {"slug": "alibaba"},
+        "regions": [{"code": "cn-hangzhou"}],
+        "instance_types": [],
+        "prices": [
+            {
+                "instance_type": "ecs.gn6i-c4g1.xlarge",
+                "region": "cn-hangzhou",
+                "pricing_model": "monthly",
+                "amount": 1730.0,
+                "currency": "CNY",
+                "unit": "month",
+                "observed_at": date(2026, 5, 10),
+                "source": "curated",
+                "source_url": "https://example.org/curated",
+            }
+        ],
+    }
+    prev = tmp_path / "prev.yaml"
+    prev.write_text(yaml.safe_dump(previous, allow_unicode=True), encoding="utf-8")
+    args = type(
+        "Args",
+        (),
+        {
+            "previous": str(prev),
+            "prices": str(prices),
+            "prices_commit": "a" * 40,
+            "prices_date": "2024-10-09",
+            "doc": [(str(doc), "b" * 40, "doc.md")],
+        },
+    )()
+    data = tool.build(args)
+    types = {t["name"]: t for t in data["instance_types"]}
+    assert set(types) == {"ecs.gn6i-c4g1.xlarge", "ecs.gn6i-c40g1.10xlarge"}
+    assert types["ecs.gn6i-c4g1.xlarge"]["network_gbps"] == 4.0
+    assert "AlibabaCloudDocs/ecs doc.md" in types["ecs.gn6i-c4g1.xlarge"]["source"]
+    api_only = types["ecs.gn6i-c40g1.10xlarge"]
+    assert (api_only["vcpus"], api_only["ram_gib"], api_only["network_gbps"]) == (40, 155.0, None)
+    assert "DescribeInstanceTypes" in api_only["source"]
+    rows = {(p["instance_type"], p["region"], p["pricing_model"]): p for p in data["prices"]}
+    assert set(rows) == {
+        ("ecs.gn6i-c4g1.xlarge", "cn-hangzhou", "on_demand"),
+        ("ecs.gn6i-c40g1.10xlarge", "cn-hangzhou", "on_demand"),
+        ("ecs.gn6i-c4g1.xlarge", "cn-hangzhou", "monthly"),  # the newer curated row stays
+    }
+    on_demand = rows[("ecs.gn6i-c4g1.xlarge", "cn-hangzhou", "on_demand")]
+    assert (on_demand["amount"], on_demand["currency"]) == (11.63, "CNY")
+    assert on_demand["observed_at"] == date(2024, 10, 9)
+    assert [r["code"] for r in data["regions"]] == ["cn-hangzhou"]  # me-east-1 is not listed
