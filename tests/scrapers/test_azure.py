@@ -257,7 +257,8 @@ def test_new_sizes_are_priced_and_v710_is_skipped_not_unmatched():
     item = json.loads((PAGES / "eastus-2.json").read_text())["Items"][0]
     items = []
     for sku, price in (
-        ("Standard_NC72ds_xl_RTXPRO6000BSE_v6", 6.12),
+        ("Standard_NC144ds_xl_RTXPRO6000BSE_v6", 5.5),
+        ("Standard_NC72ds_xl_RTXPRO6000BSE_v6", 2.83),  # a share of one GPU: skipped
         ("Standard_ND128isr_NDR_GB200_v6", 108.16),
         ("Standard_ND96is_MI300X_v5", 48.0),
         ("Standard_NV28adms_V710_v5", 2.5),
@@ -266,18 +267,20 @@ def test_new_sizes_are_priced_and_v710_is_skipped_not_unmatched():
     body = json.dumps({"Items": items, "NextPageLink": None, "Count": len(items)})
     scraper = AzureScraper()
     records = by_key(scraper.parse(Page(url="file:///x", status=200, body=body)))
-    rtx = records[("Standard_NC72ds_xl_RTXPRO6000BSE_v6", "eastus", "on_demand")]
+    rtx = records[("Standard_NC144ds_xl_RTXPRO6000BSE_v6", "eastus", "on_demand")]
     assert (rtx.gpu_name, rtx.gpu_count, rtx.vcpus, rtx.ram_gib) == (
         "NVIDIA RTX PRO 6000 Blackwell Server Edition",
         1,
-        72,
-        264.0,
+        144,
+        516.0,
     )
     gb200 = records[("Standard_ND128isr_NDR_GB200_v6", "eastus", "on_demand")]
     assert (gb200.gpu_count, gb200.amount) == (4, Decimal("108.16"))
     assert ("Standard_ND96is_MI300X_v5", "eastus", "on_demand") in records
     assert len(records) == 3
     notes = {(n.kind, n.name): n.reason for n in scraper.notes}
+    share = ("skipped", "Standard_NC72ds_xl_RTXPRO6000BSE_v6")
+    assert notes.pop(share) == "a share of one GPU whose size is unpublished"
     assert notes == {
         ("skipped", "Standard_NV28adms_V710_v5"): "NVads V710 v5 (Radeon PRO V710 slices), graphics"
     }
