@@ -3,6 +3,7 @@ before it forks the workers and closes what the read opened."""
 
 from __future__ import annotations
 
+import gc
 import logging
 import runpy
 from pathlib import Path
@@ -23,6 +24,12 @@ pytestmark = pytest.mark.django_db(transaction=True)  # the read runs in a threa
 
 class _Server:
     log = logging.getLogger("gunicorn.test")
+
+
+@pytest.fixture(autouse=True)
+def _unfreeze():
+    yield
+    gc.unfreeze()  # on_starting froze this process's objects, as it does a gunicorn master's
 
 
 @pytest.fixture(autouse=True)
@@ -78,3 +85,12 @@ def test_the_master_builds_the_url_lookups_before_forking(settings):
     assert not get_resolver()._populated
     CONF["on_starting"](_Server())
     assert get_resolver()._populated
+
+
+def test_the_master_freezes_what_it_holds_before_forking(settings):
+    settings.OFFER_BOOK_READ_AT_START = True
+    gc.unfreeze()
+    CONF["on_starting"](_Server())
+    held = selectors._book
+    assert held is not None and gc.get_freeze_count() > 0
+    assert all(obj is not held for obj in gc.get_objects())  # in the permanent generation
