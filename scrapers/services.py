@@ -440,7 +440,7 @@ def prices_ingest(
     factor = Decimal(str(settings.SCRAPE_QUARANTINE_FACTOR))
     with transaction.atomic():
         rates = currency_rates_latest()
-        regions = {region.code: region for region in provider.regions.all()}
+        regions: dict[str, int] = dict(provider.regions.values_list("code", "pk"))
         # Instance types as (id, GPU count): a marketplace has thousands, and model instances
         # of them (with their JSON fields) cost more than the rest of a pass that sees them again.
         instances: dict[str, tuple[int, Decimal]] = {
@@ -449,9 +449,8 @@ def prices_ingest(
                 "name", "pk", "gpu_count"
             )
         }
-        alias_gpu = dict(GPUAlias.objects.values_list("normalised", "gpu_id"))
-        gpus = {gpu.pk: gpu for gpu in GPU.objects.all()}
-        slug_gpu = {gpu.slug: gpu for gpu in gpus.values()}
+        # GPUs and their aliases, read when a record names an instance type not yet known.
+        gpu_maps: tuple[dict[str, int], dict[int, GPU], dict[str, GPU]] | None = None
         # Stored prices as plain rows (a third of the cost of model instances), locked. Selected
         # by the provider's instance type and region ids (a record of this provider can only
         # name those): two index scans of a few milliseconds. Joined to instance types instead,
@@ -462,7 +461,7 @@ def prices_ingest(
             for row in Price.objects.select_for_update()
             .filter(
                 instance_type_id__in=[pk for pk, _ in instances.values()],
-                region_id__in=[region.pk for region in regions.values()],
+                region_id__in=list(regions.values()),
             )
             .order_by()
             # extra as its JSON text: parsed only when a record brings an extra to compare (a
@@ -506,8 +505,8 @@ def prices_ingest(
             if problem:
                 report.problem(f"{record.instance_type} {record.region}: {problem}")
                 continue
-            region = regions.get(record.region)
-            if region is None:
+            region_id = regions.get(record.region)
+            if region_id is None:
                 report.problem(f"{record.instance_type}: unknown region {record.region!r}")
                 if record.region not in unknown_regions:
                     unknown_regions.add(record.region)
@@ -517,11 +516,22 @@ def prices_ingest(
                         kind=choices.UnmatchedKind.REGION,
                     )  # fmt: skip
                 continue
-            covered_regions.add(region.pk)
+            covered_regions.add(region_id)
             instance = instances.get(record.instance_type)
             if instance is None:
+                if gpu_maps is None:
+                    gpus = {gpu.pk: gpu for gpu in GPU.objects.all()}
+                    gpu_maps = (
+                        dict(GPUAlias.objects.values_list("normalised", "gpu_id")),
+                        gpus,
+                        {gpu.slug: gpu for gpu in gpus.values()},
+                    )
+                alias_gpu, gpus, slug_gpu = gpu_maps
                 key = normalise_gpu_name(record.gpu_name)
-                gpu = gpus.get(alias_gpu.get(key)) or slug_gpu.get(record.gpu_name.strip().lower())
+                gpu_id = alias_gpu.get(key)
+                gpu = (gpus.get(gpu_id) if gpu_id is not None else None) or slug_gpu.get(
+                    record.gpu_name.strip().lower()
+                )
                 if gpu is None:
                     report.unmatched += 1
                     if key not in unmatched_names:
@@ -546,7 +556,7 @@ def prices_ingest(
                 )
                 instance = instances[created.name] = (created.pk, created.gpu_count)
             instance_id, gpu_count = instance
-            key3 = (instance_id, region.pk, record.pricing_model)
+            key3 = (instance_id, region_id, record.pricing_model)
             if key3 in seen:
                 report.problem(
                     f"{record.instance_type} {record.region} {record.pricing_model}: duplicate record"
@@ -595,7 +605,7 @@ def prices_ingest(
                     QuarantinedPrice(
                         scrape_run=run,
                         instance_type_id=instance_id,
-                        region=region,
+                        region_id=region_id,
                         pricing_model=record.pricing_model,
                         amount=amount,
                         currency=currency,
@@ -616,7 +626,7 @@ def prices_ingest(
                 # Plain rows, not model instances: building ~100,000 of those costs more than
                 # writing them (see catalog.services.rows_insert).
                 row = {
-                    "instance_type_id": instance_id, "region_id": region.pk,
+                    "instance_type_id": instance_id, "region_id": region_id,
                     "pricing_model": record.pricing_model, "observed_at": observed_at,
                     "source": scraper, "scrape_run_id": run.pk,
                     "source_url": record.extra.get("source_url", ""), "extra": record.extra,

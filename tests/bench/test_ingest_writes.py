@@ -140,3 +140,16 @@ def test_a_refresh_that_finds_nothing_moved_reaches_the_offer_book(cloud):
     assert report.unchanged == 1
     assert Price.objects.get(region=a).updated_at == stamp
     assert observed() == [t1]
+
+
+def test_deleting_a_run_clears_it_from_its_prices_and_history(cloud):
+    """catalog_price.scrape_run_id has no database foreign key (migration 0007): Django's
+    SET_NULL is what keeps a deleted run's id out of the prices it saw."""
+    provider, (a, _) = cloud
+    run, _ = ingest(provider, [record(a, "80")], timezone.now())
+    run_id = run.pk
+    assert Price.objects.get(region=a).scrape_run_id == run_id
+    assert PriceHistory.objects.filter(region=a, scrape_run_id=run_id).exists()
+    run.delete()
+    assert Price.objects.get(region=a).scrape_run_id is None
+    assert not PriceHistory.objects.filter(scrape_run_id=run_id).exists()
