@@ -7,8 +7,11 @@ Run from the repository root (PostgreSQL; see bench/common.py):
 
 It times the two halves of sizing.selectors.recommend without its answer cache: reading the
 catalog into an offer book (once per worker and catalog version: offer_columns + OfferBook) and
-planning over the book (every question not asked before), then prints pyinstrument's call tree
-of planning (with --load, of reading as well).
+planning over the book (every question not asked before), wall and CPU time; then how long
+bringing the kept book up to date takes after a refresh of one provider (the one with the most
+prices: its prices_version is moved, as every ingest does, so the read takes it again) against
+reading the whole catalog (sizing.selectors._read); then prints pyinstrument's call tree of
+planning (with --load, of reading as well).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import time
 from dataclasses import replace
+from typing import Any
 
 from common import percentiles, print_machine, setup_django
 
@@ -26,6 +30,9 @@ def main() -> None:
     parser.add_argument("--heavy", action="store_true", help="70B full fine-tune, not 8B LoRA")
     parser.add_argument("--load", action="store_true", help="profile reading the book as well")
     parser.add_argument(
+        "--skip-scale", action="store_true", help="use the catalog as it is (no scale_catalog)"
+    )
+    parser.add_argument(
         "--max-usd-per-hour", type=float, help="a price limit (node counts then pass by price)"
     )
     args = parser.parse_args()
@@ -35,12 +42,15 @@ def main() -> None:
     from pyinstrument import Profiler
 
     from catalog.models import Price
+    from sizing import selectors
     from sizing.planner import OfferBook, plan
     from sizing.selectors import offer_columns
     from sizing.services import constraints_build as _constraints
     from sizing.services import workload_build as _workload
 
-    if args.prices:
+    if args.skip_scale:
+        pass
+    elif args.prices:
         call_command("scale_catalog", prices=args.prices, verbosity=0)
     else:
         call_command("scale_catalog", clear=True, verbosity=0)
@@ -61,26 +71,30 @@ def main() -> None:
     before = _rss_mib()
     print(f"process RSS before reading a book: {before:.0f} MiB")
     for _ in range(3):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         book = OfferBook(offer_columns())
-        loaded = time.perf_counter()
+        loaded, loaded_cpu = time.perf_counter(), time.process_time()
         result = plan(workload, book, constraints, limit=10)
-        done = time.perf_counter()
+        done, done_cpu = time.perf_counter(), time.process_time()
         print(
-            f"offers {len(book):,}: read into a book {1000 * (loaded - start):.0f} ms, plan "
-            f"{1000 * (done - loaded):.0f} ms ({result.considered:,} node counts weighed)"
+            f"offers {len(book):,}: read into a book {1000 * (loaded - start):.0f} ms "
+            f"(CPU {1000 * (loaded_cpu - cpu):.0f} ms), plan {1000 * (done - loaded):.0f} ms "
+            f"(CPU {1000 * (done_cpu - loaded_cpu):.0f} ms; {result.considered:,} node counts "
+            "weighed)"
         )
     print(f"process RSS holding one book: {_rss_mib():.0f} MiB ({_rss_mib() - before:+.0f} MiB)")
-    times = []
+    times, cpu_times = [], []
     for n in range(20):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         plan(replace(workload, tokens=workload.tokens * (1 + n / 100)), book, constraints, limit=10)
         times.append(1000 * (time.perf_counter() - start))
-    spread = percentiles(times)
+        cpu_times.append(1000 * (time.process_time() - cpu))
+    spread, cpu_spread = percentiles(times), percentiles(cpu_times)
     print(
         f"plan over a kept book, 20 new questions: p50 {spread['p50']:.0f} ms, "
-        f"max {max(times):.0f} ms"
+        f"max {max(times):.0f} ms (CPU p50 {cpu_spread['p50']:.0f} ms, max {max(cpu_times):.0f})"
     )
+    _time_update(selectors)
     profiler = Profiler(interval=0.0005)
     profiler.start()
     if args.load:
@@ -88,6 +102,35 @@ def main() -> None:
     plan(workload, book, constraints, limit=10)
     profiler.stop()
     print(profiler.output_text(unicode=False, color=False))
+
+
+def _time_update(selectors: Any) -> None:
+    """Time bringing a kept reading up to date after one provider's refresh, and a full read."""
+    from django.db.models import Count, F
+    from django.utils import timezone
+
+    from catalog.models import Price, Provider
+
+    held, _ = selectors._read(timezone.now(), None)
+    busiest = (
+        Price.objects.current()
+        .values("instance_type__provider_id", "instance_type__provider__slug")
+        .annotate(n=Count("id"))
+        .order_by("-n")[0]
+    )
+    Provider.objects.filter(pk=busiest["instance_type__provider_id"]).update(
+        prices_version=F("prices_version") + 1
+    )
+    for label, base in (("one provider refreshed", held), ("whole catalog", None)):
+        start, cpu = time.perf_counter(), time.process_time()
+        reading, reread = selectors._read(timezone.now(), base)
+        book = selectors.OfferBook(reading.columns)
+        print(
+            f"book up to date, {label} ({busiest['instance_type__provider__slug']}: "
+            f"{busiest['n']:,} prices; providers read again: "
+            f"{'all' if reread is None else reread}): {1000 * (time.perf_counter() - start):.0f} ms "
+            f"(CPU {1000 * (time.process_time() - cpu):.0f} ms), {len(book):,} offers"
+        )
 
 
 def _rss_mib() -> float:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import hashlib
 import logging
@@ -191,6 +192,7 @@ def _read_columns(
         # Own copies of the tables this read changes (the held book keeps answering from its).
         columns.kinds, columns.models = list(base.kinds), list(base.models)
         columns.kind_ids = dict(base.kind_ids)
+        kept_count = len(columns)
         instances = instances.filter(provider_id__in=changed)
         prices = prices.filter(instance_type__provider_id__in=changed)
     kinds, kind_ids = columns.kinds, columns.kind_ids
@@ -283,11 +285,19 @@ def _read_columns(
     if base is None:
         _drop_unpriced_kinds(columns)
     else:
-        # Book order is price-id order, however the book was put together.
+        # Book order is price-id order, however the book was put together: the providers read
+        # again (in id order, after the kept offers) are merged back into the kept ones.
         ids = columns.price_id
-        order = sorted(range(len(ids)), key=ids.__getitem__)
-        if any(row != at for at, row in enumerate(order)):
-            columns = columns.take(order)
+        order = array("i")
+        at = 0
+        for row in range(kept_count, len(ids)):
+            place = bisect.bisect_left(ids, ids[row], 0, kept_count)
+            if place > at:
+                order.extend(range(at, place))
+                at = place
+            order.append(row)
+        order.extend(range(at, kept_count))
+        columns = columns.take(order)
         columns.restamp(now)
     return columns
 

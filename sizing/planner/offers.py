@@ -265,15 +265,37 @@ class OfferColumns:
         self.volatile.append(volatile)
 
     def take(self, rows: Iterable[int]) -> OfferColumns:
-        """The offers at ``rows`` (in that order) in new columns that share these tables."""
+        """The offers at ``rows`` (in that order) in new columns that share these tables. Runs of
+        consecutive rows (what updating a book by one provider mostly keeps) are copied as
+        slices."""
         rows = array("i", rows)
+        runs: list[tuple[int, int]] = []  # [start, end) of each run of consecutive rows
+        start = end = -1
+        for row in rows:
+            if row != end:
+                if end > start:
+                    runs.append((start, end))
+                start = row
+            end = row + 1
+        if end > start:
+            runs.append((start, end))
         taken = OfferColumns(self.kinds, self.places, self.models, self.gpus)
         taken.kind_ids, taken.place_ids = self.kind_ids, self.place_ids
-        for name in ("price_id", "usd", "observed", "stale_at", "kind", "place", "model"):
+        names = (
+            "price_id", "usd", "observed", "stale_at", "kind", "place", "model", "stale",
+            "volatile",
+        )  # fmt: skip
+        for name in names:
             column = getattr(self, name)
-            setattr(taken, name, array(column.typecode, map(column.__getitem__, rows)))
-        taken.stale = bytearray(map(self.stale.__getitem__, rows))
-        taken.volatile = bytearray(map(self.volatile.__getitem__, rows))
+            if len(runs) * 8 < len(rows):
+                copied = column[:0]
+                for start, end in runs:
+                    copied += column[start:end]
+            elif isinstance(column, bytearray):
+                copied = bytearray(map(column.__getitem__, rows))
+            else:
+                copied = array(column.typecode, map(column.__getitem__, rows))
+            setattr(taken, name, copied)
         return taken
 
     def restamp(self, now: datetime) -> None:
@@ -381,9 +403,8 @@ class OfferBook:
         for key in self._machine_keys:
             self._machine_rows.extend(rows_of[key])
             self._machine_starts.append(len(self._machine_rows))
-        self._kinds_named = array(
-            "i", sorted(set(columns.kind), key=lambda kind: (kinds[kind][0][0], kinds[kind][1][0]))
-        )
+        names = [(head[0], tail[0]) for head, tail, _ in kinds]
+        self._kinds_named = array("i", sorted(set(columns.kind), key=names.__getitem__))
         # When the first fresh price turns stale (the offers' stale flags are then out of date).
         end = min(
             (at for at, stale in zip(columns.stale_at, columns.stale, strict=True)
