@@ -22,7 +22,7 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Case, F, Q, TextField, Value, When
+from django.db.models import Case, F, Q, QuerySet, TextField, Value, When
 from django.db.models.functions import Cast
 from django.utils import timezone
 
@@ -365,6 +365,19 @@ _STORED_FIELDS = (
 ) = range(len(_STORED_FIELDS))  # fmt: skip
 
 
+def _rows(queryset: QuerySet[Any, Any]) -> list[tuple[Any, ...]]:
+    """The rows of a ``values_list`` queryset. On PostgreSQL its SQL runs on a plain cursor:
+    psycopg already returns what Django would convert these columns to (numbers as Decimal,
+    times aware, JSON cast to text), and Django's per-row iteration costs more than the fetch
+    (4.0 against 1.7 us a row over 100,000 stored prices)."""
+    if connection.vendor != "postgresql":
+        return list(queryset)
+    sql, params = queryset.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
 def _stored_extra(row: tuple[Any, ...]) -> dict[str, Any]:
     """A stored price's extra, from the JSON text the ingest reads."""
     text = row[_EXTRA]
@@ -445,8 +458,8 @@ def prices_ingest(
         # of them (with their JSON fields) cost more than the rest of a pass that sees them again.
         instances: dict[str, tuple[int, Decimal]] = {
             name: (pk, gpu_count)
-            for name, pk, gpu_count in provider.instance_types.values_list(
-                "name", "pk", "gpu_count"
+            for name, pk, gpu_count in _rows(
+                provider.instance_types.order_by().values_list("name", "pk", "gpu_count")
             )
         }
         # GPUs and their aliases, read when a record names an instance type not yet known.
@@ -458,16 +471,18 @@ def prices_ingest(
         # (30-140 ms a call at 250,000 prices).
         existing: dict[tuple[int, int, str], tuple[Any, ...]] = {
             (row[_INSTANCE], row[_REGION], row[_MODEL]): row
-            for row in Price.objects.select_for_update()
-            .filter(
-                instance_type_id__in=[pk for pk, _ in instances.values()],
-                region_id__in=list(regions.values()),
+            for row in _rows(
+                Price.objects.select_for_update()
+                .filter(
+                    instance_type_id__in=[pk for pk, _ in instances.values()],
+                    region_id__in=list(regions.values()),
+                )
+                .order_by()
+                # extra as its JSON text: parsed only when a record brings an extra to compare
+                # (a JSON field's converter would parse every row's).
+                .annotate(extra_text=Cast("extra", TextField()))
+                .values_list(*_STORED_FIELDS)
             )
-            .order_by()
-            # extra as its JSON text: parsed only when a record brings an extra to compare (a
-            # JSON field's converter would parse every row's).
-            .annotate(extra_text=Cast("extra", TextField()))
-            .values_list(*_STORED_FIELDS)
         }
         seen: set[tuple] = set()
         unmatched_names: set[str] = set()
