@@ -536,9 +536,16 @@ WORKLOAD_OPTIONS: list[tuple[str, str, str, str | None, str]] = [
     (
         "lora_targets",
         "choice",
-        "attention, all_linear. Default all_linear.",
+        "qv, attention, all_linear. Default all_linear. qv: the q and v projections only; attention: q, k, v and o; all_linear: every linear of the blocks.",
         None,
         "--lora-targets",
+    ),
+    (
+        "lora_dropout",
+        "float",
+        "Dropout on each adapter's input (0 to 1). Default: the framework's (PEFT, torchtune, LLaMA-Factory 0; litgpt 0.05).",
+        None,
+        "--lora-dropout",
     ),
     ("tokens", "count", "Tokens to train on.", None, "--tokens"),
     ("context_len", "int", "Inference.", None, "--context-len"),

@@ -6,6 +6,13 @@ only one parameter's gradient is alive at a time), whether QLoRA keeps the param
 does not quantise in fp32, and whether the training step runs under torch.compile. A workload
 field given explicitly wins.
 
+LoRA dropout (`lora_dropout`): PEFT's `LoraConfig` defaults to 0 (nn.Identity, nothing saved),
+as do torchtune's `LoRALinear` (torchtune/modules/peft/lora.py @031d89b8, `dropout=0.0`; its
+recipe configs set `lora_dropout: 0.0`, e.g. recipes/configs/llama2/7B_qlora_single_device.yaml
+@0031bfb0) and LLaMA-Factory (src/llamafactory/hparams/finetuning_args.py @00577a85,
+`lora_dropout` 0.0); litgpt's `finetune/lora.py` defaults to 0.05 (@01fe959c). Frameworks
+built on PEFT whose own default was not checked (axolotl, unsloth, DeepSpeed) take PEFT's 0.
+
 torch.compile is off by default in every framework listed: HF TrainingArguments
 `torch_compile=False`; torchtune's recipe configs `compile: False` ("True increases speed +
 decreases memory"; its README's published tables were run with it on); torchtitan's
@@ -35,6 +42,8 @@ class Framework:
     qlora_fp32_unquantised: bool = False
     compile: bool = False  # torch.compile on the training step
     int4_kernel: str = ""  # serving: the weight-only 4-bit decode kernel (sizing/compute.py)
+    lora_dropout: float = 0.0  # LoRA: dropout on each adapter's input (sizing/memory.py)
+    lora_fused_qkv: bool = False  # LoRA: q, k and v adapters share one input and one dropout
     source: str = ""
 
 
@@ -53,7 +62,11 @@ FRAMEWORKS: dict[str, Framework] = {
     ),
     "litgpt": Framework(
         "chunked",
-        source="Lightning-AI/litgpt litgpt/utils.py chunked_cross_entropy (chunk_size 128)",
+        lora_dropout=0.05,
+        lora_fused_qkv=True,
+        source="Lightning-AI/litgpt litgpt/utils.py chunked_cross_entropy (chunk_size 128); "
+        "litgpt/finetune/lora.py @01fe959c setup(lora_dropout=0.05); litgpt/lora.py @01e39f50 "
+        "LoRAQKVLinear: one dropout on the fused q/k/v input",
     ),
     "axolotl": Framework("standard", source="axolotl: HF Trainer unless a Liger plugin is set"),
     "unsloth": Framework(

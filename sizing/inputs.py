@@ -44,7 +44,7 @@ FRAMEWORK_NAMES = (
 )
 LOSS_MODES = ("standard", "chunked", "fused")
 SHARDINGS = ("none", "zero1", "zero2", "zero3", "fsdp")
-LORA_TARGETS = ("attention", "all_linear")
+LORA_TARGETS = ("qv", "attention", "all_linear")
 ATTENTION_IMPLS = ("flash", "eager")
 OBJECTIVES = ("cheapest", "fastest", "cheapest_hourly")  # the first is the default
 # Whether a plan fits is decided on the high end of the memory range (sizing/uncertainty.py) or
@@ -166,8 +166,18 @@ WORKLOAD: tuple[Field, ...] = (
         "lora_targets",
         "choice",
         gettext_noop("LoRA targets"),
-        "Default all_linear.",
+        "Default all_linear. qv: the q and v projections only; attention: q, k, v and o; "
+        "all_linear: every linear of the blocks.",
         LORA_TARGETS,
+        form=False,
+    ),
+    Field(
+        "lora_dropout",
+        "float",
+        gettext_noop("LoRA dropout"),
+        "Dropout on each adapter's input (0 to 1). Default: the framework's "
+        "(PEFT, torchtune, LLaMA-Factory 0; litgpt 0.05).",
+        bounds=(0, 1),
         form=False,
     ),
     Field(

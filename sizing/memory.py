@@ -169,12 +169,16 @@ def _gib(x: float) -> str:
 def lora_params(arch: ModelArch, rank: int, targets: str) -> float:
     """LoRA parameters: rank x (fan_in + fan_out) per adapted matrix (Hu et al. 2021, sec. 4.1).
 
-    attention: q, k, v, o; all_linear adds every MLP matrix, each expert of an MoE layer included.
+    qv: q and v (the LoRA paper's setting, sec. 7.1); attention: q, k, v, o; all_linear adds
+    every MLP matrix, each expert of an MoE layer included.
     """
     if not arch.is_transformer:
         return 0.0
     h = arch.hidden_size or 0
-    attn = (h + arch.q_width) + 2 * (h + arch.kv_width) + (arch.o_width + h)
+    if targets == "qv":
+        attn = (h + arch.q_width) + (h + arch.v_width)
+    else:
+        attn = (h + arch.q_width) + 2 * (h + arch.kv_width) + (arch.o_width + h)
     per_layer_attn = attn * rank
     total = per_layer_attn * arch.total_layers
     if targets == "all_linear":
@@ -217,6 +221,38 @@ def _act_bytes(w: Workload) -> float:
     return 4.0 if w.precision == "fp32" else 2.0
 
 
+def lora_dropout_bytes_per_token(w: Workload, *, moe_layer: bool) -> float:
+    """Bytes per token one layer saves for LoRA dropout (0 when the dropout is 0).
+
+    Every adapter with dropout runs `lora_A(dropout(x))` (huggingface/peft
+    src/peft/tuners/lora/layer.py @00336949, torchtune/modules/peft/lora.py @031d89b8,
+    Lightning-AI/litgpt litgpt/lora.py @01e39f50), and lora_A's weight is trained, so its
+    input, the dropped-out copy of x, is saved for backward (activation dtype), and so is the
+    dropout's mask (a bool tensor, 1 B per element, native_dropout's backward). With dropout 0
+    the frameworks use nn.Identity (litgpt: `lambda x: x`): lora_A's input is x itself, which
+    the layer keeps anyway, so nothing is added. One copy per adapted module, on its input
+    width: PEFT and torchtune adapt q, k and v as separate modules (three copies of the
+    attention input); litgpt's fused LoRAQKVLinear applies one dropout for all three.
+    """
+    if w.method not in ("lora", "qlora") or w.lora_dropout <= 0:
+        return 0.0
+    a = w.arch
+    h = float(a.hidden_size or 0)
+    targets = w.lora_targets or "all_linear"
+    qkv = 3 if targets != "qv" else 2
+    width = h if FRAMEWORKS[w.framework].lora_fused_qkv else qkv * h
+    if targets != "qv":
+        width += a.o_width
+    if targets == "all_linear":
+        mats_in = (2 if a.gated_mlp else 1) * h  # gate and up (or fc) read the MLP input
+        if moe_layer:
+            routed = a.active_experts + a.shared_experts
+            width += routed * mats_in + a.moe_intermediate_active()
+        else:
+            width += mats_in + float(a.intermediate_size or 4 * h)
+    return width * (_act_bytes(w) + 1.0)
+
+
 def activation_bytes_per_token(w: Workload, *, moe_layer: bool) -> tuple[float, float]:
     """Saved activation bytes per token for one layer, as (linear term, per-context-token term).
 
@@ -226,7 +262,7 @@ def activation_bytes_per_token(w: Workload, *, moe_layer: bool) -> tuple[float, 
     a = w.arch
     e = _act_bytes(w)
     h = float(a.hidden_size or 0)
-    frozen_mlp = w.method == "lora" and w.lora_targets == "attention"
+    frozen_mlp = w.method == "lora" and w.lora_targets in ("qv", "attention")
     # Norm inputs: under autocast (mixed precision) the residual stream stays fp32, so norms
     # save fp32 inputs; RMSNorm also keeps an fp32 copy in 16-bit training.
     norm_e = (4.0 if w.mixed_precision else e) + (
@@ -251,6 +287,7 @@ def activation_bytes_per_token(w: Workload, *, moe_layer: bool) -> tuple[float, 
         out += (
             2 * a.active_experts * h * e + a.experts * 4
         )  # dispatch/combine copies, fp32 router logits
+    out += lora_dropout_bytes_per_token(w, moe_layer=moe_layer)
     # Eager attention keeps the softmax output (+ dropout mask and output) per key position.
     per_ctx = 0.0
     if w.attention == "eager":
@@ -585,6 +622,14 @@ def training_memory(w: Workload, *, dp: int, sharding: str, explain: bool = True
 
     r.activations, how = _activations(w, tp, explain)
     r.note(lambda: f"activations: {_gib(r.activations)} = {how}")
+    drop = lora_dropout_bytes_per_token(w, moe_layer=False) if a.is_transformer else 0.0
+    if drop:
+        r.note(
+            lambda: (
+                f"activations include LoRA dropout {w.lora_dropout:g}: {drop:,.0f} B per token per "
+                "layer (each adapter's dropped-out input + 1-byte mask, saved for lora_A's backward)"
+            )
+        )
     r.cuda_context = CUDA_CONTEXT_GIB * GIB
     r.fragmentation = ALLOCATOR_FRAGMENTATION * r.activations
     r.note(

@@ -112,6 +112,7 @@ class Workload:
     activation_offloading: bool = False
     optimizer_in_backward: bool = False
     compile: bool = False  # torch.compile on the training step (sizing/frameworks.py)
+    lora_dropout: float = 0.0  # dropout on each adapter's input (sizing/frameworks.py default)
     architecture: str | None = None  # the config.json given, as canonical JSON
     arch: ModelArch = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
 
@@ -329,6 +330,7 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
     batch_size = whole("batch_size")
     seq_len = whole("seq_len")
     lora_rank = whole("lora_rank")
+    lora_dropout = number("lora_dropout")
     tokens = number("tokens")
     context_len = whole("context_len")
     concurrency = whole("concurrency")
@@ -372,6 +374,8 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
             )
     if task != "inference" and method not in ("lora", "qlora") and (lora_rank or lora_targets):
         bad("lora_rank" if lora_rank else "lora_targets", C.INPUT_LORA_SETTINGS)
+    if lora_dropout is not None and (task == "inference" or method not in ("lora", "qlora")):
+        bad("lora_dropout", C.INPUT_LORA_SETTINGS)
     if arch is not None and not arch.is_transformer and method in ("lora", "qlora"):
         bad("method", C.INPUT_NEEDS_TRANSFORMER, method=method, model=arch.name, kind=arch.kind)
     if gpu_count is not None and gpu_count % (tp * pp):
@@ -447,6 +451,11 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
         optimizer_in_backward=(habits.optimizer_in_backward if in_backward is None else in_backward)
         and training,
         compile=(habits.compile if flags["compile"] is None else flags["compile"]) and training,
+        lora_dropout=(
+            float(habits.lora_dropout if lora_dropout is None else lora_dropout)
+            if method in ("lora", "qlora")
+            else 0.0
+        ),
         arch=arch,
     )
 

@@ -11,6 +11,7 @@ from typing import Any
 from catalog.pricing import PricingModel
 
 from ..estimator import Estimate, GPUSpec, Workload, estimate
+from ..frameworks import FRAMEWORKS
 from ..messages import Message
 from ..messages import MessageCode as C
 from ..messages import RejectionCode as R
@@ -326,6 +327,8 @@ def _what_would_fit(
             workload, method="qlora", sharding="none", gradient_checkpointing="full",
             lora_rank=workload.lora_rank or 16, lora_targets=workload.lora_targets or "all_linear",
             mixed_precision=None, optimizer=workload.optimizer or "adamw",
+            lora_dropout=workload.lora_dropout if workload.method == "lora"
+            else FRAMEWORKS[workload.framework].lora_dropout,
         )  # fmt: skip
         est = estimate(qlora, gpu=small, gpu_count=1, explain=False)
         factor = fit_factor(qlora, fit_on)
