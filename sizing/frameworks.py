@@ -6,7 +6,8 @@ only one parameter's gradient is alive at a time), whether QLoRA keeps the param
 does not quantise in fp32, and whether the training step runs under torch.compile. A workload
 field given explicitly wins.
 
-LoRA dropout (`lora_dropout`): PEFT's `LoraConfig` defaults to 0 (nn.Identity, nothing saved),
+LoRA dropout (`lora_dropout`): PEFT's `LoraConfig` defaults to 0 (huggingface/peft
+src/peft/tuners/lora/config.py @00a4d080; nn.Identity, nothing saved),
 as do torchtune's `LoRALinear` (torchtune/modules/peft/lora.py @031d89b8, `dropout=0.0`; its
 recipe configs set `lora_dropout: 0.0`, e.g. recipes/configs/llama2/7B_qlora_single_device.yaml
 @0031bfb0) and LLaMA-Factory (src/llamafactory/hparams/finetuning_args.py @00577a85,
