@@ -81,6 +81,10 @@ class _Reading:
     gpus: GPUValues
     shared: Fingerprint
     providers: dict[int, Fingerprint]
+    # Read on a base: each base row's row here (-1: its provider was read again) and the rows of
+    # the offers read again, for OfferBook.updated.
+    remap: array[int] | None = None
+    added: list[int] | None = None
 
 
 def offer_list(*, now: datetime | None = None) -> list[Offer]:
@@ -161,8 +165,10 @@ def _read(now: datetime, base: _Reading | None) -> tuple[_Reading, int | None]:
             for provider_id in providers.keys() | base.providers.keys()
             if providers.get(provider_id) != base.providers.get(provider_id)
         }
-        columns = _read_columns(now, base.gpus, base.columns, changed, base.columns.gpus)
-        return _Reading(columns, base.gpus, shared, providers), len(changed)
+        moves: list[Any] = []
+        columns = _read_columns(now, base.gpus, base.columns, changed, base.columns.gpus, moves)
+        remap, added = moves
+        return _Reading(columns, base.gpus, shared, providers, remap, added), len(changed)
 
 
 def _read_columns(
@@ -171,6 +177,7 @@ def _read_columns(
     base: OfferColumns | None,
     changed: set[int] | None,
     specs: list[GPUSpec],
+    moves: list[Any] | None = None,
 ) -> OfferColumns:
     """The current prices of active instance types as columns, in price-id order: all of them,
     or (``base``) ``base``'s offers of unchanged providers and the ``changed`` providers' read
@@ -188,7 +195,8 @@ def _read_columns(
         assert changed is not None
         slugs = set(Provider.objects.filter(pk__in=changed).values_list("slug", flat=True))
         kept = [head[0] not in slugs for head, _, _ in base.kinds]
-        columns = base.take(row for row, kind in enumerate(base.kind) if kept[kind])
+        kept_rows = array("i", [row for row, kind in enumerate(base.kind) if kept[kind]])
+        columns = base.take(kept_rows)
         # Own copies of the tables this read changes (the held book keeps answering from its).
         columns.kinds, columns.models = list(base.kinds), list(base.models)
         columns.kind_ids = dict(base.kind_ids)
@@ -299,6 +307,14 @@ def _read_columns(
         order.extend(range(at, kept_count))
         columns = columns.take(order)
         columns.restamp(now)
+        if moves is not None:  # where each offer went, for OfferBook.updated
+            final = array("i", bytes(4 * len(order)))
+            for at, row in enumerate(order):
+                final[row] = at
+            remap = array("i", [-1]) * len(base)
+            for at, row in enumerate(kept_rows):
+                remap[row] = final[at]
+            moves[:] = [remap, sorted(final[kept_count:])]
     return columns
 
 
@@ -393,7 +409,19 @@ def _swap_in(key: BookKey, now: datetime) -> _Held:
     # worker forked from a master that froze its objects must not unfreeze and walk them (that
     # writes to, and so copies, every page the master shares with it).
     reading, reread = _read(now, base)
-    book = OfferBook(reading.columns, version=key[0])
+    if (
+        held is not None
+        and base is not None
+        and reading.remap is not None
+        and reading.added is not None
+        and held.book.columns is base.columns
+        and held.built_at <= now
+        and (held.book.fresh_until is None or now < held.book.fresh_until)
+    ):
+        # No kept offer's stale flag moved: only what the changed providers touch is arranged.
+        book = held.book.updated(reading.columns, reading.remap, reading.added, version=key[0])
+    else:
+        book = OfferBook(reading.columns, version=key[0])
     _book = _Held(key, book, now, book.fresh_until, reading)
     logger.info(
         "offer book: %d offers read in %.2f s (%s)", len(book), time.perf_counter() - started,
@@ -430,11 +458,13 @@ def _rebuild(key: BookKey) -> None:
 
 
 def offer_book_read_at_start() -> threading.Thread:
-    """Start reading this process's first book in a thread (a worker starting: config/wsgi.py).
+    """Start reading this process's first book in a thread: the gunicorn master, before it
+    forks the workers, joins it (gunicorn.conf.py ``on_starting``), so every worker starts with
+    the book, shared copy-on-write.
 
-    A new process holds no book, older or not, that could answer meanwhile, so a recommendation
-    arriving before the read ends waits for it (on ``_book_lock``) rather than starting its own;
-    every other request is served at once. A failed read is logged, and the first
+    A process that reads it while serving holds no book, older or not, that could answer
+    meanwhile, so a recommendation arriving before the read ends waits for it (on
+    ``_book_lock``) rather than starting its own. A failed read is logged, and the first
     recommendation reads the book as before.
     """
 

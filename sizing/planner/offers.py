@@ -372,7 +372,7 @@ class OfferBook:
         self.columns = columns
         # The catalog version the offers were read at (sizing.selectors.catalog_version).
         self.version = version
-        kinds, usd = columns.kinds, columns.usd
+        kinds = columns.kinds
         width = max(len(columns.models), 1)
         rows_of: dict[int, array[int]] = {}  # kind x pricing model -> its rows, in book order
         for row, (kind, model) in enumerate(zip(columns.kind, columns.model, strict=True)):
@@ -386,35 +386,123 @@ class OfferBook:
         groups = []
         for (hardware, _), parts in merged.items():
             rows = parts[0] if len(parts) == 1 else array("i", sorted(r for p in parts for r in p))
-            first = columns.offer(rows[0])
-            # Stable: equal prices stay in book order.
-            group = _Group(hardware, first, array("i", sorted(rows, key=usd.__getitem__)))
-            group.split_stale(columns.stale, columns.volatile)
-            groups.append((rows[0], group))
+            groups.append((rows[0], self._group(hardware, rows)))
         groups.sort(key=lambda item: item[0])  # in the order of their first offer, as read
         self.groups = [group for _, group in groups]
         # The machine index: (instance type, pricing model) keys, sorted, and the rows of each in
         # book order (at _machine_starts[i]:_machine_starts[i + 1] of _machine_rows); instance
         # types sorted by (provider, name) for looking them up by name.
         self._width = width
-        self._machine_keys = array("q", sorted(rows_of))
+        self._index_machines(rows_of)
+        names = [(head[0], tail[0]) for head, tail, _ in kinds]
+        self._kinds_named = array("i", sorted(set(columns.kind), key=names.__getitem__))
+        self._set_fresh_until()
+
+    def __len__(self) -> int:
+        return len(self.columns)
+
+    def updated(
+        self,
+        columns: OfferColumns,
+        remap: array[int],
+        added: Sequence[int],
+        *,
+        version: str = "",
+    ) -> OfferBook:
+        """``OfferBook(columns)``, worked out from this book when ``columns`` holds this book's
+        offers, some dropped and some added, with no stale flag of a kept offer changed:
+        ``remap[old row]`` is the kept offer's row in ``columns`` (-1: dropped), ``added`` the
+        rows of the offers read again, ascending. Only the groups and machine-index entries that
+        lose or gain an offer are worked out again (tests/sizing/test_offer_book_incremental.py
+        holds it to a book arranged from scratch)."""
+        width = max(len(columns.models), 1)
+        if width != self._width:  # a new pricing model: every key moves
+            return OfferBook(columns, version=version)
+        book = OfferBook.__new__(OfferBook)
+        book.columns, book.version, book._width = columns, version, width
+        kinds, old = columns.kinds, self.columns
+
+        def moved(rows: Sequence[int]) -> array[int]:
+            return array("i", map(remap.__getitem__, rows))
+
+        arriving: dict[tuple[HardwareKey, int], list[int]] = {}
+        for row in added:
+            arriving.setdefault((kinds[columns.kind[row]][2], columns.model[row]), []).append(row)
+        groups: list[tuple[int, _Group]] = []
+        for group in self.groups:
+            entries = moved(group.entries)
+            extra = arriving.pop((group.hardware, old.model[group.entries[0]]), None)
+            if extra is None and -1 not in entries:  # the same offers: carried over
+                kept = _Group.__new__(_Group)
+                kept.hardware, kept.pricing_model = group.hardware, group.pricing_model
+                kept.first, kept.entries = group.first, entries
+                kept.stale, kept.stale_volatile = moved(group.stale), moved(group.stale_volatile)
+                kept.without_stale = (
+                    entries if group.without_stale is group.entries else moved(group.without_stale)
+                )
+                kept.without_stale_volatile = (
+                    entries
+                    if group.without_stale_volatile is group.entries
+                    else moved(group.without_stale_volatile)
+                )
+                groups.append((min(entries), kept))
+                continue
+            rows = sorted([row for row in entries if row >= 0] + (extra or []))
+            if rows:
+                groups.append((rows[0], book._group(group.hardware, rows)))
+        for (hardware, _), rows in arriving.items():
+            groups.append((rows[0], book._group(hardware, rows)))
+        groups.sort(key=lambda item: item[0])
+        book.groups = [group for _, group in groups]
+        # The machine index: an instance type's rows all go or all stay (one provider's).
+        segments: dict[int, array[int]] = {}
+        starts = self._machine_starts
+        mapped = moved(self._machine_rows)
+        for at, key in enumerate(self._machine_keys):
+            if mapped[starts[at]] >= 0:
+                segments[key] = mapped[starts[at] : starts[at + 1]]
+        for row in added:
+            segments.setdefault(columns.kind[row] * width + columns.model[row], array("i")).append(
+                row
+            )
+        book._index_machines(segments)
+        named = self._kinds_named
+        book._kinds_named = array("i", named)
+        listed = set(named)
+        for kind in sorted({columns.kind[row] for row in added} - listed):
+            bisect.insort(book._kinds_named, kind, key=lambda k: (kinds[k][0][0], kinds[k][1][0]))
+        book._set_fresh_until()
+        return book
+
+    def _group(self, hardware: HardwareKey, rows: Sequence[int]) -> _Group:
+        """The group of ``rows`` (ascending), in price order, its stale rows split off."""
+        columns = self.columns
+        # Stable: equal prices stay in book order.
+        group = _Group(
+            hardware, columns.offer(rows[0]), array("i", sorted(rows, key=columns.usd.__getitem__))
+        )
+        group.split_stale(columns.stale, columns.volatile)
+        return group
+
+    def _index_machines(self, segments: dict[int, array[int]]) -> None:
+        """The machine index from each (instance type, pricing model) key's rows."""
+        self._machine_keys = array("q", sorted(segments))
         self._machine_starts = array("i", [0])
         self._machine_rows = array("i")
         for key in self._machine_keys:
-            self._machine_rows.extend(rows_of[key])
+            self._machine_rows.extend(segments[key])
             self._machine_starts.append(len(self._machine_rows))
-        names = [(head[0], tail[0]) for head, tail, _ in kinds]
-        self._kinds_named = array("i", sorted(set(columns.kind), key=names.__getitem__))
-        # When the first fresh price turns stale (the offers' stale flags are then out of date).
+
+    def _set_fresh_until(self) -> None:
+        """When the first fresh price turns stale (the offers' stale flags are then out of date)."""
+        columns = self.columns
         end = min(
             (at for at, stale in zip(columns.stale_at, columns.stale, strict=True)
              if not stale and at != NO_INSTANT),
             default=None,
         )  # fmt: skip
+        # When the first fresh price turns stale (the offers' stale flags are then out of date).
         self.fresh_until: datetime | None = None if end is None else instant(end)
-
-    def __len__(self) -> int:
-        return len(self.columns)
 
     def offer(self, row: int) -> Offer:
         """The offer at ``row`` of the book."""

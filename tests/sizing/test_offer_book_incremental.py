@@ -52,8 +52,8 @@ def _offers(reading: selectors._Reading) -> list:
     return [columns.offer(row) for row in range(len(columns))]
 
 
-def _answers(reading: selectors._Reading) -> list:
-    book = OfferBook(reading.columns)
+def _answers(reading: selectors._Reading | OfferBook) -> list:
+    book = reading if isinstance(reading, OfferBook) else OfferBook(reading.columns)
     answers = []
     for workload, constraints in QUESTIONS:
         result = plan(workload_build(workload), book, constraints_build(constraints), limit=25)
@@ -66,6 +66,18 @@ def _answers(reading: selectors._Reading) -> list:
             )
         )
     return answers
+
+
+def _arrangement(book: OfferBook) -> tuple:
+    """Everything a book holds beyond its columns, as plain values."""
+    groups = [
+        (g.hardware, g.pricing_model, g.first, *map(list, (g.entries, g.stale, g.stale_volatile,
+         g.without_stale, g.without_stale_volatile)))
+        for g in book.groups
+    ]  # fmt: skip
+    named = {(head[0], tail[0]) for head, tail, _ in book.columns.kinds}
+    machines = {name: book.machine_rows(*name) for name in sorted(named)}
+    return groups, list(book._machine_keys), list(book._machine_rows), machines, book.fresh_until
 
 
 def _refresh_one_provider(now) -> int:
@@ -118,6 +130,21 @@ def test_a_book_updated_by_one_provider_equals_one_read_from_scratch():
     assert _offers(held) == held_offers
 
 
+def test_a_book_arranged_from_the_held_one_equals_one_arranged_from_scratch():
+    now = timezone.now()
+    held, _ = selectors._read(now, None)
+    held_book = OfferBook(held.columns)
+    _refresh_one_provider(now)
+    updated, _ = selectors._read(now, held)
+    assert updated.remap is not None and updated.added
+    assert -1 in updated.remap  # the changed provider's old rows are dropped
+    book = held_book.updated(updated.columns, updated.remap, updated.added)
+    scratch = OfferBook(updated.columns)
+    assert len(book.groups) > 10
+    assert _arrangement(book) == _arrangement(scratch)
+    assert _answers(book) == _answers(selectors._read(now, None)[0])
+
+
 def test_offers_kept_from_the_held_book_turn_stale_as_in_a_fresh_read():
     now = timezone.now()
     held, _ = selectors._read(now, None)
@@ -154,18 +181,25 @@ def test_a_change_to_a_shared_table_reads_everything_again():
 def test_the_worker_swaps_in_the_book_updated_by_the_changed_provider(monkeypatch):
     version = selectors.catalog_version()
     before = selectors.offer_book(version)
-    reads = []
-    real = selectors._read
+    reads, arranged = [], []
+    real, real_updated = selectors._read, OfferBook.updated
 
     def spy(now, base):
         reading, reread = real(now, base)
         reads.append(reread)
         return reading, reread
 
+    def updated(self, *args, **kwargs):
+        arranged.append(self)
+        return real_updated(self, *args, **kwargs)
+
     monkeypatch.setattr(selectors, "_read", spy)
+    monkeypatch.setattr(OfferBook, "updated", updated)
     _refresh_one_provider(timezone.now())
     version = selectors.catalog_version()
     book = selectors.offer_book(version)
     assert book is not before and book.version == version
     assert reads == [1]
+    assert arranged == [before]  # the held book's arrangement was carried over
     assert book.offers == selectors.offer_list()
+    assert _arrangement(book) == _arrangement(OfferBook(book.columns))
