@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import os
+from collections.abc import Iterator
 
 import pytest
 from django.core.management import call_command
@@ -25,6 +27,25 @@ def _fresh_offer_book():
     offer_book_forget()
     yield
     offer_book_forget()
+
+
+@pytest.fixture
+def catalog_loaded(transactional_db) -> None:
+    """The curated catalog in a transactional test: an earlier one may have flushed the database
+    the session loaded, so load it again when it is empty."""
+    from catalog.models import Price
+
+    if not Price.objects.exists():
+        call_command("load_catalog", verbosity=0, stdout=io.StringIO())
+
+
+@pytest.fixture(scope="module")
+def catalog_reloaded_after(django_db_blocker) -> Iterator[None]:
+    """For a module of transactional tests (``pytestmark``'s usefixtures): they flush the
+    database, so load the curated catalog again for the modules that follow."""
+    yield
+    with django_db_blocker.unblock():
+        call_command("load_catalog", verbosity=0, stdout=io.StringIO())
 
 
 @pytest.fixture

@@ -19,7 +19,10 @@ from sizing import selectors
 ROOT = Path(__file__).resolve().parent.parent
 CONF = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
 
-pytestmark = pytest.mark.django_db(transaction=True)  # the read runs in a thread
+pytestmark = [
+    pytest.mark.django_db(transaction=True),  # the read runs in a thread
+    pytest.mark.usefixtures("catalog_loaded", "catalog_reloaded_after"),
+]
 
 
 class _Server:
@@ -30,27 +33,6 @@ class _Server:
 def _unfreeze():
     yield
     gc.unfreeze()  # on_starting froze this process's objects, as it does a gunicorn master's
-
-
-@pytest.fixture(autouse=True)
-def _catalog(django_db_blocker):
-    from django.core.management import call_command
-
-    if not Price.objects.exists():
-        call_command("load_catalog", verbosity=0)
-    selectors.offer_book_forget()
-    yield
-    selectors.offer_book_forget()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _catalog_after(django_db_blocker):
-    """Transactional tests flush the database; leave the catalog loaded for those that follow."""
-    yield
-    from django.core.management import call_command
-
-    with django_db_blocker.unblock():
-        call_command("load_catalog", verbosity=0)
 
 
 def test_the_app_is_preloaded_in_the_master():

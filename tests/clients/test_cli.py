@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import io
 import json
 import socket
 import subprocess
@@ -16,7 +15,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
 
 from clients import gpuatlas
 
@@ -30,28 +28,15 @@ LORA_8B = [
 LIVE = pytest.mark.django_db(transaction=True)
 
 
+# Its live_server tests are transactional: they flush the database the session loaded.
+pytestmark = pytest.mark.usefixtures("catalog_reloaded_after")
+
+
 @dataclass
 class Result:
     code: int
     out: str
     err: str
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _catalog_after(django_db_blocker) -> Iterator[None]:
-    """Transactional tests flush the database; leave the catalog loaded for those that follow."""
-    yield
-    with django_db_blocker.unblock():
-        call_command("load_catalog", verbosity=0, stdout=io.StringIO())
-
-
-@pytest.fixture
-def catalog(transactional_db) -> None:
-    """An earlier transactional test may have flushed the catalog the session loaded."""
-    from catalog.models import Price
-
-    if not Price.objects.exists():
-        call_command("load_catalog", verbosity=0, stdout=io.StringIO())
 
 
 @pytest.fixture(autouse=True)
@@ -79,7 +64,7 @@ def run(capsys):
 
 
 @pytest.fixture
-def atlas(run, live_server, catalog):
+def atlas(run, live_server, catalog_loaded):
     """The CLI pointed at the live test server."""
 
     def atlas(command: str, *argv: str) -> Result:
@@ -145,7 +130,7 @@ def test_recommend_json_is_the_servers_answer(atlas, live_server):
 
 
 @LIVE
-def test_common_options_go_before_or_after_the_command(run, live_server, catalog):
+def test_common_options_go_before_or_after_the_command(run, live_server, catalog_loaded):
     before = run("--json", "--url", live_server.url, "gpus", "--min-memory-gib", "141")
     after = run("gpus", "--min-memory-gib", "141", "--url", live_server.url, "--json")
     assert before.code == after.code == 0
@@ -153,7 +138,7 @@ def test_common_options_go_before_or_after_the_command(run, live_server, catalog
 
 
 @LIVE
-def test_gpuatlas_url_comes_from_the_environment(run, live_server, catalog, monkeypatch):
+def test_gpuatlas_url_comes_from_the_environment(run, live_server, catalog_loaded, monkeypatch):
     monkeypatch.setenv("GPUATLAS_URL", live_server.url + "/")
     result = run("gpus", "--min-memory-gib", "141", "--json")
     assert result.code == 0, result.err
@@ -584,7 +569,7 @@ def test_a_non_json_answer_is_a_server_error(run, scripted):
 
 
 @LIVE
-def test_runs_as_a_standalone_script(live_server, catalog):
+def test_runs_as_a_standalone_script(live_server, catalog_loaded):
     def script(*argv: str) -> subprocess.CompletedProcess:
         return subprocess.run(
             [sys.executable, str(CLIENT), *argv],

@@ -15,7 +15,10 @@ from django.utils.dateparse import parse_datetime
 from catalog.models import Price
 from sizing import selectors
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("catalog_reloaded_after"),
+]
 
 ASK = {
     "workload": {"model": "llama-3-8b", "task": "finetune", "method": "lora", "tokens": 10_000_000},
@@ -26,26 +29,9 @@ ASK = {
 
 
 @pytest.fixture(autouse=True)
-def _catalog(settings, django_db_blocker):
-    from django.core.management import call_command
-
+def _catalog(settings, catalog_loaded):
     settings.OFFER_BOOK_BACKGROUND_REBUILD = True
     settings.RECOMMEND_CACHE_SECONDS = 0  # every request plans
-    if not Price.objects.exists():
-        call_command("load_catalog", verbosity=0)
-    selectors.offer_book_forget()
-    yield
-    selectors.offer_book_forget()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _catalog_after(django_db_blocker):
-    """Transactional tests flush the database; leave the catalog loaded for those that follow."""
-    yield
-    from django.core.management import call_command
-
-    with django_db_blocker.unblock():
-        call_command("load_catalog", verbosity=0)
 
 
 def _top_price(answer: dict) -> Price:

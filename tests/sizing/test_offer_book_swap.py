@@ -14,7 +14,10 @@ from django.utils import timezone
 from catalog.models import Price
 from sizing import selectors
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("catalog_reloaded_after"),
+]
 
 WORKLOAD = {"model": "llama-3-8b", "task": "finetune", "method": "lora", "tokens": 10_000_000}
 ASK = {
@@ -29,25 +32,6 @@ ASK = {
 def _background(settings, catalog_loaded):
     settings.OFFER_BOOK_BACKGROUND_REBUILD = True
     settings.RECOMMEND_CACHE_SECONDS = 0  # every request plans: the book is what is tested
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _catalog_after(django_db_blocker):
-    """Transactional tests flush the database; leave the catalog loaded for those that follow."""
-    yield
-    from django.core.management import call_command
-
-    with django_db_blocker.unblock():
-        call_command("load_catalog", verbosity=0)
-
-
-@pytest.fixture
-def catalog_loaded(django_db_blocker):
-    """Transactional tests start from an empty database: load the curated catalog."""
-    from django.core.management import call_command
-
-    if not Price.objects.exists():
-        call_command("load_catalog", verbosity=0)
 
 
 def _wait_for_swap(version: str, timeout_s: float = 30) -> None:
