@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.db import models
 from django.utils import timezone
+from django.utils.encoding import iri_to_uri
 from rest_framework import serializers
 
 from ..models import (
@@ -18,7 +22,24 @@ from ..models import (
 from ..querysets import MARKETPLACE, price_stale_at
 
 
-class GPUSerializer(serializers.ModelSerializer):
+class UriField(serializers.URLField):
+    """A stored URL as the schema types it (``format: uri``, RFC 3986): the non-ASCII characters of
+    an IRI a curator pasted (Alibaba's documentation has Chinese paths) go out percent-encoded."""
+
+    def to_representation(self, value: Any) -> str:
+        return iri_to_uri(super().to_representation(value)) or ""
+
+
+# Every catalog serializer: model URL fields are answered as URIs (UriField). No docstring, so the
+# schema's component descriptions stay the serializers' own.
+class CatalogSerializer(serializers.ModelSerializer):
+    serializer_field_mapping = {
+        **serializers.ModelSerializer.serializer_field_mapping,
+        models.URLField: UriField,
+    }
+
+
+class GPUSerializer(CatalogSerializer):
     export_variant_of: serializers.SlugRelatedField[GPU] = serializers.SlugRelatedField(
         slug_field="slug", read_only=True, allow_null=True
     )
@@ -38,7 +59,7 @@ class GPUSerializer(serializers.ModelSerializer):
         return sorted(alias.name for alias in gpu.aliases.all())
 
 
-class InterconnectSerializer(serializers.ModelSerializer):
+class InterconnectSerializer(CatalogSerializer):
     class Meta:
         model = Interconnect
         fields = [
@@ -47,7 +68,7 @@ class InterconnectSerializer(serializers.ModelSerializer):
         ]  # fmt: skip
 
 
-class ProviderSerializer(serializers.ModelSerializer):
+class ProviderSerializer(CatalogSerializer):
     price_count = serializers.IntegerField(read_only=True)
     stale_price_count = serializers.IntegerField(read_only=True)
     last_price_observed_at = serializers.DateTimeField(read_only=True, allow_null=True)
@@ -65,7 +86,7 @@ class ProviderSerializer(serializers.ModelSerializer):
         ]  # fmt: skip
 
 
-class RegionSerializer(serializers.ModelSerializer):
+class RegionSerializer(CatalogSerializer):
     provider: serializers.SlugRelatedField[Provider] = serializers.SlugRelatedField(
         slug_field="slug", read_only=True
     )
@@ -75,7 +96,7 @@ class RegionSerializer(serializers.ModelSerializer):
         fields = ["id", "provider", "code", "name", "country", "geography", "mainland_china"]
 
 
-class InstanceTypeSerializer(serializers.ModelSerializer):
+class InstanceTypeSerializer(CatalogSerializer):
     provider: serializers.SlugRelatedField[Provider] = serializers.SlugRelatedField(
         slug_field="slug", read_only=True
     )
@@ -112,7 +133,7 @@ class StaleMixin(serializers.Serializer):
         return price_stale_at(obj.observed_at, obj.pricing_model, marketplace=marketplace) <= now
 
 
-class PriceSerializer(StaleMixin, serializers.ModelSerializer):
+class PriceSerializer(StaleMixin, CatalogSerializer):
     instance_type = serializers.CharField(source="instance_type.name")
     provider = serializers.CharField(source="instance_type.provider.slug")
     region = serializers.CharField(source="region.code")
@@ -131,7 +152,7 @@ class PriceSerializer(StaleMixin, serializers.ModelSerializer):
         ]  # fmt: skip
 
 
-class PriceHistorySerializer(serializers.ModelSerializer):
+class PriceHistorySerializer(CatalogSerializer):
     instance_type = serializers.CharField(source="instance_type.name")
     provider = serializers.CharField(source="instance_type.provider.slug")
     region = serializers.CharField(source="region.code")
@@ -149,7 +170,7 @@ class PriceHistorySerializer(serializers.ModelSerializer):
         ]  # fmt: skip
 
 
-class ScrapeRunSerializer(serializers.ModelSerializer):
+class ScrapeRunSerializer(CatalogSerializer):
     provider: serializers.SlugRelatedField[Provider] = serializers.SlugRelatedField(
         slug_field="slug", read_only=True
     )

@@ -2,7 +2,7 @@
 
 import pytest
 
-from catalog.models import GPU, Price
+from catalog.models import GPU, InstanceType, Price
 
 pytestmark = pytest.mark.django_db
 
@@ -182,6 +182,21 @@ def test_regions_instance_types_interconnects_history(api_client):
     history = results(api_client.get("/api/prices/history/?event=appeared&page_size=5"))
     assert history and history[0]["event"] == "appeared"
     assert api_client.get("/api/scrape-runs/").status_code == 200
+
+
+def test_source_urls_are_answered_as_uris(api_client):
+    """A curator may paste an IRI (a documentation path in Chinese); the API answers the URI the
+    schema promises (``format: uri``), percent-encoded, and the stored text is left as it was."""
+    instance = InstanceType.objects.order_by("id").first()
+    instance.source_url = "https://github.com/AlibabaCloudDocs/ecs/blob/abc/cn.zh-CN/实例/概述.md"
+    instance.save(update_fields=["source_url"])
+    body = api_client.get(f"/api/instance-types/{instance.id}/").json()
+    assert body["source_url"] == (
+        "https://github.com/AlibabaCloudDocs/ecs/blob/abc/cn.zh-CN/"
+        "%E5%AE%9E%E4%BE%8B/%E6%A6%82%E8%BF%B0.md"
+    )
+    instance.refresh_from_db()
+    assert "实例" in instance.source_url
 
 
 def test_openapi_schema_and_docs(api_client):

@@ -149,6 +149,17 @@ def test_fixture_files_cite_sources():
             assert item.get("source") or item.get("source_url"), f"{path.name}: {item}"
 
 
+def test_fixture_urls_are_uris():
+    """The API types every source URL as ``format: uri`` (RFC 3986, ASCII): a documentation path in
+    Chinese is stored percent-encoded (schemathesis failed on the raw Alibaba doc paths)."""
+    root = Path(settings.CATALOG_FIXTURES_DIR)
+    for path in sorted(root.rglob("*.yaml")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            key, _, value = line.strip().lstrip("- ").partition(": ")
+            if key.endswith("source_url") or key in ("website", "price_source_url"):
+                assert value.isascii() and " " not in value, f"{path.name}:{number}: {value}"
+
+
 def test_readme_coverage_table_is_current():
     """fixtures/README.md's coverage table is what fixtures/tools/coverage.py computes today."""
     import importlib.util
