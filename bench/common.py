@@ -36,6 +36,22 @@ def bench_environment(settings_module: str = "config.settings.local") -> dict[st
     return env
 
 
+def served_environment(redis_url: str, hosts: str = "127.0.0.1,localhost") -> dict[str, str]:
+    """bench_environment under the production settings as a benchmarked server runs them: plain
+    HTTP on loopback (no HTTPS redirect), ``hosts`` allowed, no anonymous throttle, the bench's
+    Redis, warnings only in the log."""
+    env = bench_environment("config.settings.production")
+    env.update(
+        DJANGO_SETTINGS_MODULE="config.settings.production",
+        DJANGO_SECURE_SSL_REDIRECT="false",
+        DJANGO_ALLOWED_HOSTS=hosts,
+        API_ANON_THROTTLE_RATE="1000000/minute",
+        REDIS_URL=redis_url,
+        LOG_LEVEL="WARNING",
+    )
+    return env
+
+
 def ensure_database(url: str) -> None:
     """Create the bench database when it does not exist (PostgreSQL only)."""
     import psycopg

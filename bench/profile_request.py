@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from common import bench_environment, print_machine
+from common import print_machine, served_environment
 
 LIGHT = {
     "workload": {"model": "llama-3-8b", "method": "lora", "gradient_checkpointing": "full",
@@ -105,16 +105,10 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=20, help="timed requests")
     parser.add_argument("--no-profile", action="store_true", help="skip the call tree")
     args = parser.parse_args()
-    env = bench_environment("config.settings.production")
-    env.update(
-        DJANGO_SETTINGS_MODULE="config.settings.production",
-        DJANGO_SECURE_SSL_REDIRECT="false",
-        DJANGO_ALLOWED_HOSTS="testserver,127.0.0.1",
-        API_ANON_THROTTLE_RATE="1000000/minute",
-        REDIS_URL=os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/12"),
-        OFFER_BOOK_READ_AT_START="false",
-        LOG_LEVEL="WARNING",
+    env = served_environment(
+        os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/12"), hosts="testserver,127.0.0.1"
     )
+    env.update(OFFER_BOOK_READ_AT_START="false")
     os.environ.update(env)
     import django
 

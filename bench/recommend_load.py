@@ -38,10 +38,10 @@ import urllib.request
 from pathlib import Path
 
 from common import (
-    bench_environment,
     gunicorn_start,
     gunicorn_stop,
     print_machine,
+    served_environment,
     setup_django,
 )
 
@@ -107,15 +107,7 @@ def free_port() -> int:
 
 def start_server(port: int, **extra: str) -> subprocess.Popen:
     """gunicorn as production runs it (gunicorn.conf.py), ``extra`` added to its environment."""
-    env = bench_environment("config.settings.production")
-    env.update(
-        DJANGO_SETTINGS_MODULE="config.settings.production",
-        DJANGO_SECURE_SSL_REDIRECT="false",
-        DJANGO_ALLOWED_HOSTS="127.0.0.1,localhost",
-        API_ANON_THROTTLE_RATE="1000000/minute",
-        REDIS_URL=REDIS_URL,
-        LOG_LEVEL="WARNING",
-    )
+    env = served_environment(REDIS_URL)
     env.update(extra)
     return gunicorn_start(env, port, probe="/healthz")
 
