@@ -15,17 +15,12 @@ from django.utils.dateparse import parse_datetime
 from catalog.models import Price
 from sizing import selectors
 
+from .test_offer_book_swap import ASK
+
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.usefixtures("catalog_reloaded_after"),
 ]
-
-ASK = {
-    "workload": {"model": "llama-3-8b", "task": "finetune", "method": "lora", "tokens": 10_000_000},
-    "constraints": {"pricing": ["on_demand"]},
-    "objective": "cheapest_hourly",
-    "limit": 3,
-}
 
 
 @pytest.fixture(autouse=True)

@@ -20,19 +20,12 @@ from sizing.planner import OfferBook, plan
 from sizing.selectors import offer_list
 from sizing.services import constraints_build, workload_build
 
-from .test_planner_paths import walk_every_offer
+from .test_planner_paths import WORKLOADS as PLANNER_WORKLOADS
+from .test_planner_paths import plan_offers, walk_every_offer
 
 pytestmark = pytest.mark.django_db
 
-WORKLOADS = {
-    "8b-lora": {"model": "llama-3-8b", "method": "lora", "tokens": 2e8},
-    "70b-full": {
-        "model": "llama-3-70b",
-        "method": "full",
-        "gradient_checkpointing": "full",
-        "tokens": 1e9,
-    },
-}
+WORKLOADS = {name: PLANNER_WORKLOADS[name] for name in ("8b-lora", "70b-full")}
 CONSTRAINTS = {
     "stale-default": {},
     "stale-left-out": {"include_stale": False},
@@ -74,14 +67,10 @@ def test_plan_over_the_book_equals_the_walk_over_every_offer(
 
     result = plan(workload, OfferBook(offers), constraints, limit=100_000)
 
-    by_place = {(o.provider, o.instance_type, o.region, o.pricing_model): o for o in offers}
-    found = {}
-    for p in result.plans:
-        for region in [p.offer.region, *p.other_regions]:
-            offer = by_place[
-                (p.offer.provider, p.offer.instance_type, region, p.offer.pricing_model)
-            ]
-            found[offer.price_id] = (pytest.approx(p.sort_key("cheapest")), p.nodes)
+    found = {
+        offer.price_id: (pytest.approx(p.sort_key("cheapest")), p.nodes)
+        for offer, p in plan_offers(result, offers)
+    }
     assert found == expected
     counts = {name: entry["count"] for name, entry in result.rejected.by_reason.items()}
     assert counts == dict(expected_reasons)

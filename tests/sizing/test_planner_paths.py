@@ -85,6 +85,18 @@ def walk_every_offer(workload, offers, constraints, objective):
     return best, reasons
 
 
+def plan_offers(result, offers):
+    """Each plan with every offer it stands for: its own region and the other regions where the
+    same offer has the same price (``other_regions``)."""
+    by_place = {(o.provider, o.instance_type, o.region, o.pricing_model): o for o in offers}
+    for p in result.plans:
+        for region in [p.offer.region, *p.other_regions]:
+            yield (
+                by_place[(p.offer.provider, p.offer.instance_type, region, p.offer.pricing_model)],
+                p,
+            )
+
+
 @pytest.fixture(scope="module")
 def offers(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():
@@ -103,17 +115,12 @@ def test_plan_returns_what_walking_every_offer_finds(
 
     result = plan(workload, OfferBook(offers), constraints, objective=objective, limit=100_000)
 
-    by_place = {(o.provider, o.instance_type, o.region, o.pricing_model): o for o in offers}
     listed = 0
-    for p in result.plans:
-        for region in [p.offer.region, *p.other_regions]:
-            offer = by_place[
-                (p.offer.provider, p.offer.instance_type, region, p.offer.pricing_model)
-            ]
-            key, nodes = expected[offer.price_id]
-            assert nodes == p.nodes, (offer.label, nodes, p.nodes)
-            assert key == pytest.approx(p.sort_key(objective)), offer.label
-            listed += 1
+    for offer, p in plan_offers(result, offers):
+        key, nodes = expected[offer.price_id]
+        assert nodes == p.nodes, (offer.label, nodes, p.nodes)
+        assert key == pytest.approx(p.sort_key(objective)), offer.label
+        listed += 1
     assert listed == len(expected)
     keys = [p.sort_key(objective) for p in result.plans]
     assert keys == sorted(keys)
