@@ -70,8 +70,3 @@ def provider_last_success_at() -> dict[str, datetime]:
         .values_list("provider__slug")
         .annotate(at=Max("finished_at"))
     )
-
-
-def catalog_as_of() -> datetime | None:
-    """The newest observation among current prices: how fresh the catalog is."""
-    return Price.objects.current().aggregate(latest=Max("observed_at"))["latest"]

@@ -14,12 +14,13 @@ from .base import FetchError
 
 # One provider's refresh or cross-check: acknowledged when done (a dead worker's task is
 # redelivered), time-limited, and retried up to three times after network trouble. The broker's
-# visibility timeout (config/settings/base.py) must outlast time_limit plus the longest countdown.
+# visibility timeout (config/settings/base.py) must outlast time_limit plus the longest countdown,
+# so the hard limit is the setting the timeout is worked out from, never a figure of its own.
 PROVIDER_JOB = {
     "bind": True,
     "acks_late": True,
-    "soft_time_limit": 600,
-    "time_limit": 900,
+    "soft_time_limit": min(600, settings.CELERY_TASK_SOFT_TIME_LIMIT),
+    "time_limit": settings.CELERY_TASK_TIME_LIMIT,
     "max_retries": 3,
 }
 

@@ -396,6 +396,7 @@ class OfferBook:
         self._index_machines(rows_of)
         names = [(head[0], tail[0]) for head, tail, _ in kinds]
         self._kinds_named = array("i", sorted(set(columns.kind), key=names.__getitem__))
+        self._gpu_index: dict[str, list[int]] | None = None  # gpu_rows's, built on first use
         self._set_fresh_until()
 
     def __len__(self) -> int:
@@ -420,6 +421,7 @@ class OfferBook:
             return OfferBook(columns, version=version)
         book = OfferBook.__new__(OfferBook)
         book.columns, book.version, book._width = columns, version, width
+        book._gpu_index = None  # rows moved: built again on first use
         kinds, old = columns.kinds, self.columns
 
         def moved(rows: Sequence[int]) -> array[int]:
@@ -554,12 +556,19 @@ class OfferBook:
         return self.columns.offer(rows[0]) if rows else None
 
     def gpu_rows(self, gpu: str) -> list[int]:
-        """The rows of every offer of one GPU (by slug), in book order."""
-        columns = self.columns
-        kinds = columns.kinds
-        gpus = columns.gpus
-        wanted = {kind for kind in set(columns.kind) if gpus[kinds[kind][1][1]].slug == gpu}
-        return [row for row, kind in enumerate(columns.kind) if kind in wanted]
+        """The rows of every offer of one GPU (by slug), in book order. The index by GPU is built
+        on the first call, in one pass over the book, and kept with it (a compare names several
+        GPUs per request, and the book serves every request of its catalog version)."""
+        index = self._gpu_index
+        if index is None:
+            columns = self.columns
+            kinds, gpus = columns.kinds, columns.gpus
+            slug_of = {kind: gpus[kinds[kind][1][1]].slug for kind in set(columns.kind)}
+            index = {}
+            for row, kind in enumerate(columns.kind):
+                index.setdefault(slug_of[kind], []).append(row)
+            self._gpu_index = index
+        return list(index.get(gpu, ()))
 
     def covered(self, rows: Sequence[int], c: Constraints) -> list[int]:
         """``rows`` whose offers ``c`` covers (``Constraints.covers``), in order."""
