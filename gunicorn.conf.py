@@ -38,7 +38,7 @@ def on_starting(server: Any) -> None:
         from sizing.selectors import offer_book_read_at_start
 
         server.log.info("reading the offer book before forking the workers")
-        offer_book_read_at_start().join()
+        offer_book_read_at_start()
         connections.close_all()
         caches.close_all()
     # Everything the master holds now lives as long as the workers: out of the collector's

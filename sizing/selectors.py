@@ -457,31 +457,17 @@ def _rebuild(key: BookKey) -> None:
             _rebuilding.discard(key)
 
 
-def offer_book_read_at_start() -> threading.Thread:
-    """Start reading this process's first book in a thread: the gunicorn master, before it
-    forks the workers, joins it (gunicorn.conf.py ``on_starting``), so every worker starts with
-    the book, shared copy-on-write.
-
-    A process that reads it while serving holds no book, older or not, that could answer
-    meanwhile, so a recommendation arriving before the read ends waits for it (on
-    ``_book_lock``) rather than starting its own. A failed read is logged, and the first
-    recommendation reads the book as before.
-    """
-
-    def read() -> None:
-        try:
-            with _book_lock:
-                if _book is None:
-                    _swap_in((catalog_version(), _shelf_lives()), timezone.now())
-        except Exception:
-            logger.exception("offer book read at start failed")
-        finally:
-            with contextlib.suppress(Exception):
-                connection.close()  # this thread's own database connection
-
-    thread = threading.Thread(target=read, name="offer-book-start", daemon=True)
-    thread.start()
-    return thread
+def offer_book_read_at_start() -> None:
+    """Read this process's first book now, unless it holds one: the gunicorn master calls it
+    before it forks the workers (gunicorn.conf.py ``on_starting``, which then closes the
+    connections the read opened), so every worker starts with the book, shared copy-on-write.
+    A failed read is logged, and each worker's first recommendation reads the book instead."""
+    try:
+        with _book_lock:
+            if _book is None:
+                _swap_in((catalog_version(), _shelf_lives()), timezone.now())
+    except Exception:
+        logger.exception("offer book read at start failed")
 
 
 def _shelf_lives() -> tuple[Any, ...]:

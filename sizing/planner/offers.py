@@ -143,21 +143,38 @@ def instant(us: int) -> datetime:
     return EPOCH + timedelta(microseconds=us)
 
 
-def _hardware_key(offer: Offer) -> HardwareKey:
-    """What an offer's estimates depend on: the GPU, how many, and how they are joined."""
+def _hardware(
+    gpu: GPUSpec,
+    gpu_count: Any,
+    intra_kind: Any,
+    intra_slug: Any,
+    intra_bandwidth: Any,
+    inter_slug: Any,
+    inter_rdma: Any,
+    network: Any,
+) -> HardwareKey:
+    """What an offer's estimates depend on: the GPU, how many, and how they are joined (the one
+    definition of the key both ways of reaching an offer's figures use)."""
     return (
-        id(offer.gpu), offer.gpu_count, offer.intra_kind, offer.intra_slug,
-        offer.intra_bandwidth_gb_s, offer.inter_slug is None, offer.inter_rdma, offer.network_gbps,
+        id(gpu), gpu_count, intra_kind, intra_slug, intra_bandwidth, inter_slug is None,
+        inter_rdma, network,
+    )  # fmt: skip
+
+
+def _hardware_key(offer: Offer) -> HardwareKey:
+    """``_hardware`` of an offer."""
+    return _hardware(
+        offer.gpu, offer.gpu_count, offer.intra_kind, offer.intra_slug,
+        offer.intra_bandwidth_gb_s, offer.inter_slug, offer.inter_rdma, offer.network_gbps,
     )  # fmt: skip
 
 
 def tail_hardware_key(tail: tuple[Any, ...], gpus: Sequence[GPUSpec]) -> HardwareKey:
-    """``_hardware_key`` of the offers of an instance type, from its tail (see ``Kind``)."""
-    gpu, gpu_count = gpus[tail[1]], tail[4]
+    """``_hardware`` of the offers of an instance type, from its tail (see ``Kind``)."""
     intra_slug, intra_kind, intra_bandwidth, inter_slug, _, inter_rdma, network = tail[10:17]
-    return (
-        id(gpu), gpu_count, intra_kind, intra_slug, intra_bandwidth, inter_slug is None,
-        inter_rdma, network,
+    return _hardware(
+        gpus[tail[1]], tail[4], intra_kind, intra_slug, intra_bandwidth, inter_slug, inter_rdma,
+        network,
     )  # fmt: skip
 
 
