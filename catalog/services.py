@@ -377,7 +377,7 @@ def prices_renormalise() -> int:
     """
     rates = currency_rates_latest()
     now = timezone.now()
-    moved = []
+    moved: list[dict[str, Any]] = []
     with transaction.atomic():
         for price in Price.objects.select_related("instance_type").select_for_update():
             if price.currency not in rates:
@@ -390,11 +390,16 @@ def prices_renormalise() -> int:
                 rates=rates,
             )
             if (usd_per_hour, usd_per_gpu_hour) != (price.usd_per_hour, price.usd_per_gpu_hour):
-                price.usd_per_hour, price.usd_per_gpu_hour = usd_per_hour, usd_per_gpu_hour
-                price.updated_at = now  # bulk_update skips auto_now; the answer cache reads it
-                moved.append(price)
-        Price.objects.bulk_update(
-            moved, ["usd_per_hour", "usd_per_gpu_hour", "updated_at"], batch_size=1000
+                moved.append(
+                    {
+                        "id": price.pk,
+                        "usd_per_hour": usd_per_hour,
+                        "usd_per_gpu_hour": usd_per_gpu_hour,
+                    }
+                )
+        # updated_at by hand (no auto_now on a bulk write): the answer cache and the book read it.
+        rows_update(
+            Price, moved, ["usd_per_hour", "usd_per_gpu_hour"], constants={"updated_at": now}
         )
     return len(moved)
 
