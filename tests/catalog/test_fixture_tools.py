@@ -366,3 +366,71 @@ def test_alibaba_build_prices_doc_types_checks_them_and_falls_back_to_api_specs(
     assert (on_demand["amount"], on_demand["currency"]) == (11.63, "CNY")
     assert on_demand["observed_at"] == date(2024, 10, 9)
     assert [r["code"] for r in data["regions"]] == ["cn-hangzhou"]  # me-east-1 is not listed
+
+
+def test_alibaba_newer_flat_snapshot_supersedes_the_older_one_region_by_region(tmp_path):
+    tool = _load("alibaba_prices")
+
+    def entry(vcpu, memory, gpu, price):
+        return {"vcpu": vcpu, "memory": memory, "gpu": gpu, "onDemandPricePerHour": price}
+
+    older = {
+        "cn-hangzhou": {
+            "instanceTypePrices": {
+                "ecs.gn6i-c4g1.xlarge": entry(4, 15, 1, 11.60),
+                "ecs.gn6i-c40g1.10xlarge": entry(40, 155, 1, 14.819),  # gone from the newer table
+            }
+        },
+        "cn-beijing": {
+            "instanceTypePrices": {
+                "ecs.gn6i-c4g1.xlarge": entry(4, 15, 1, 11.63),
+                "ecs.gn7e-c16g1.4xlarge": entry(16, 125, 1, 0),  # API figures, no price
+            }
+        },
+    }
+    newer = {
+        "cn-hangzhou": {"ecs.gn6i-c4g1.xlarge": 11.63, "ecs.gn5-c4g1.xlarge": 12.78},
+        "cn-shanghai": {
+            "ecs.gn6i-c40g1.10xlarge": 14.819,
+            "ecs.gn7e-c16g1.4xlarge": 34.742,
+            "ecs.gn7e-c16g1.8xlarge": 69.483,  # no vCPU/RAM source anywhere
+            "ecs.ebmgn7e.32xlarge": 277.933,  # GPU model unsourced: not a modelled family
+        },
+    }
+    (tmp_path / "older.json").write_text(json.dumps(older), encoding="utf-8")
+    (tmp_path / "newer.json").write_text(json.dumps(newer), encoding="utf-8")
+    (tmp_path / "doc.md").write_text(ALIBABA_DOC, encoding="utf-8")
+    previous = {"provider": {"slug": "alibaba"}, "regions": [], "instance_types": [], "prices": []}
+    (tmp_path / "prev.yaml").write_text(yaml.safe_dump(previous), encoding="utf-8")
+    args = type(
+        "Args",
+        (),
+        {
+            "previous": str(tmp_path / "prev.yaml"),
+            "prices": str(tmp_path / "older.json"),
+            "prices_commit": "a" * 40,
+            "prices_date": "2024-10-09",
+            "newer_prices": [(str(tmp_path / "newer.json"), "c" * 40, "2024-12-30")],
+            "doc": [(str(tmp_path / "doc.md"), "b" * 40, "doc.md")],
+        },
+    )()
+    data = tool.build(args)
+    rows = {(p["instance_type"], p["region"]): p for p in data["prices"]}
+    assert set(rows) == {
+        ("ecs.gn6i-c4g1.xlarge", "cn-hangzhou"),
+        ("ecs.gn6i-c4g1.xlarge", "cn-beijing"),  # a region the newer table lacks keeps its figure
+        ("ecs.gn5-c4g1.xlarge", "cn-hangzhou"),  # doc specs, no API figures needed
+        ("ecs.gn6i-c40g1.10xlarge", "cn-shanghai"),  # API figures of the older snapshot
+        ("ecs.gn7e-c16g1.4xlarge", "cn-shanghai"),
+    }  # gn6i-c40g1 @ cn-hangzhou: no longer listed there
+    hangzhou = rows[("ecs.gn6i-c4g1.xlarge", "cn-hangzhou")]
+    assert (hangzhou["amount"], hangzhou["observed_at"]) == (11.63, date(2024, 12, 30))
+    assert "karpenter-provider-alibabacloud" in hangzhou["source_url"]
+    assert "figure 11.6 " in hangzhou["source"]  # the older figure it replaced is named
+    assert rows[("ecs.gn6i-c4g1.xlarge", "cn-beijing")]["observed_at"] == date(2024, 10, 9)
+    types = {t["name"]: t for t in data["instance_types"]}
+    assert "no DescribeInstanceTypes figures" in types["ecs.gn5-c4g1.xlarge"]["source"]
+    assert types["ecs.gn6i-c40g1.10xlarge"]["vcpus"] == 40
+    gn7e = types["ecs.gn7e-c16g1.4xlarge"]
+    assert (gn7e["gpu"], gn7e["vcpus"], gn7e["ram_gib"]) == ("a100-sxm4-80gb", 16, 125.0)
+    assert "nvidia-smi" in gn7e["source"]  # the GPU model's own source, not the 2021 table
