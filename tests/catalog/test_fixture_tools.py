@@ -264,6 +264,59 @@ def test_gcp_spot_only_shapes_keep_only_their_spot_rows_and_say_so(common):
     assert gcp.with_sold_only_note({"name": "a3-highgpu-8g", "notes": "x"})["notes"] == "x"
 
 
+def test_gcp_excerpt_prices_gpu_machines_and_hosts_file_prices_n1_attachments(
+    common, tmp_path, monkeypatch
+):
+    """--pricing an excerpt of a newer pricing.yml (GPU machine types only) and --hosts the full older
+    file: GPU machines carry the excerpt's commit and date, an N1 attachment cites the hosts file."""
+    gcp = _load("gcp_prices")
+    attachment = {
+        "name": "n1-standard-8+1xT4",
+        "gpu": "t4",
+        "gpu_count": 1,
+        "gpu_sharing": "dedicated",
+        "vcpus": 8,
+        "ram_gib": 30,
+        "source": "curated",
+    }
+    old = _row(common, 1.0, "2025-03-01", name=attachment["name"], region="us-central1")
+    current = {"provider": {"slug": "gcp"}, "instance_types": [attachment], "prices": [old]}
+    g2 = {"hour": 0.706832255, "hour_spot": 0.423956, "month_1y": 325.07215214}
+    excerpt = {"g2-standard-4": {"l4": 1, "cpu": 4, "ram": 16, "cost": {"us-central1": g2}}}
+    hosts = {"n1-standard-8": {"cpu": 8, "ram": 30, "cost": {"us-central1": {"hour": 0.379998}}}}
+    files = {"gcp.yaml": current}
+    files |= {"excerpt.yml": {"compute": {"instance": excerpt}}}
+    files |= {"hosts.yml": {"compute": {"instance": hosts}}}
+    for name, data in files.items():
+        (tmp_path / name).write_text(yaml.safe_dump(data))
+    capture = Path(settings.BASE_DIR) / "tests/scrapers/pages/gcp/real/gpu-skus-2026-05.json"
+    monkeypatch.setattr(gcp, "TARGET", tmp_path / "gcp.yaml")
+    argv = [
+        "--pricing",
+        str(tmp_path / "excerpt.yml"),
+        "--commit",
+        "d" * 40,
+        "--date",
+        "2026-08-20",
+    ]
+    argv += ["--hosts", str(tmp_path / "hosts.yml"), "--hosts-commit", "f" * 40]
+    argv += ["--hosts-date", "2026-07-30", "--gpu-skus", str(capture)]
+    argv += ["--gpu-skus-source", "capture @1", "--gpu-skus-url", "https://x"]
+    monkeypatch.setattr(sys, "argv", ["gcp_prices.py", *argv])
+    gcp.main()
+
+    written = yaml.safe_load((tmp_path / "gcp.yaml").read_text())
+    rows = {(r["instance_type"], r["pricing_model"]): r for r in written["prices"]}
+    spot = rows[("g2-standard-4", "spot")]
+    assert spot["observed_at"] == date(2026, 8, 20) and "d" * 40 in spot["source_url"]
+    assert rows[("g2-standard-4", "reserved_1y")]["amount"] == pytest.approx(325.07215214 / 730)
+    n1 = rows[("n1-standard-8+1xT4", "on_demand")]
+    assert n1["amount"] == pytest.approx(0.379998 + 0.35)  # the hosts file's N1 plus one T4 SKU
+    assert "@fffffff (generated 2026-07-30)" in n1["source"]
+    assert n1["observed_at"] == date(2026, 5, 18)  # the SKU's date, older than either file
+    assert {t["name"] for t in written["instance_types"]} == {"g2-standard-4", "n1-standard-8+1xT4"}
+
+
 # --- Alibaba (fixtures/tools/alibaba_prices.py) ------------------------------------------------------
 ALIBABA_DOC = """\
 gn6i包括的实例规格及指标数据如下表所示。
