@@ -317,6 +317,38 @@ def test_gcp_excerpt_prices_gpu_machines_and_hosts_file_prices_n1_attachments(
     assert {t["name"] for t in written["instance_types"]} == {"g2-standard-4", "n1-standard-8+1xT4"}
 
 
+SKYPILOT_GCP_CSV = """\
+InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,AvailabilityZone,Price,SpotPrice
+n1-standard-8,8.0,30.0,,,,europe-west4,europe-west4-a,0.41834,0.0891
+n1-standard-8,8.0,30.0,,,,europe-west4,europe-west4-b,0.41834,0.0891
+n1-standard-8,8.0,30.0,,,,us-central1,us-central1-a,0.379998,0.08
+n1-standard-8,8.0,30.0,,,,us-east1,us-east1-b,0.379998,0.08
+,,,T4,1,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 16384}}]},europe-west4,europe-west4-b,0.3675,0.11
+,,,T4,2,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 16384}}]},europe-west4,europe-west4-b,0.735,0.22
+,,,T4,1,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 16384}}]},us-central1,us-central1-a,0.35,0.1
+,,,T4,1,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 16384}}]},us-east1,us-east1-c,0.35,0.1
+,,,A100,1,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 40960}}]},us-central1,us-central1-a,2.9,1.0
+"""
+
+
+def test_gcp_skypilot_attachment_is_host_plus_gpus_in_one_zone_outside_sku_priced_regions(tmp_path):
+    gcp = _load("gcp_prices")
+    path = tmp_path / "vms.csv"
+    path.write_text(SKYPILOT_GCP_CSV)
+    sky = gcp.parse_skypilot_n1(path)
+    assert ("us-central1", "us-central1-a", "A100x1") not in sky  # not an N1 attachment GPU
+    rows = gcp.skypilot_attachment_prices(
+        "n1-standard-8+1xT4", sky, {"us-central1"}, "note", "https://x", "2026-05-20"
+    )
+    # europe-west4: host and GPU share zone b; us-east1: the T4 zone has no N1 host listed;
+    # us-central1 is priced from the SKU capture, so it is left to it
+    assert [(r["region"], r["amount"]) for r in rows] == [("europe-west4", 0.78584)]
+    assert rows[0]["pricing_model"] == "on_demand" and rows[0]["observed_at"] == date(2026, 5, 20)
+    assert "n1-standard-8 $0.41834/h plus 1 x T4 $0.3675/h" in rows[0]["source"]
+    two = gcp.skypilot_attachment_prices("n1-standard-8+2xT4", sky, set(), "n", "u", "2026-05-20")
+    assert [(r["region"], r["amount"]) for r in two] == [("europe-west4", 1.15334)]
+
+
 # --- Alibaba (fixtures/tools/alibaba_prices.py) ------------------------------------------------------
 ALIBABA_DOC = """\
 gn6i包括的实例规格及指标数据如下表所示。
