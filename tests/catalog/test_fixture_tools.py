@@ -264,6 +264,91 @@ def test_gcp_spot_only_shapes_keep_only_their_spot_rows_and_say_so(common):
     assert gcp.with_sold_only_note({"name": "a3-highgpu-8g", "notes": "x"})["notes"] == "x"
 
 
+def test_gcp_excerpt_prices_gpu_machines_and_hosts_file_prices_n1_attachments(
+    common, tmp_path, monkeypatch
+):
+    """--pricing an excerpt of a newer pricing.yml (GPU machine types only) and --hosts the full older
+    file: GPU machines carry the excerpt's commit and date, an N1 attachment cites the hosts file."""
+    gcp = _load("gcp_prices")
+    attachment = {
+        "name": "n1-standard-8+1xT4",
+        "gpu": "t4",
+        "gpu_count": 1,
+        "gpu_sharing": "dedicated",
+        "vcpus": 8,
+        "ram_gib": 30,
+        "source": "curated",
+    }
+    old = _row(common, 1.0, "2025-03-01", name=attachment["name"], region="us-central1")
+    current = {"provider": {"slug": "gcp"}, "instance_types": [attachment], "prices": [old]}
+    g2 = {"hour": 0.706832255, "hour_spot": 0.423956, "month_1y": 325.07215214}
+    excerpt = {"g2-standard-4": {"l4": 1, "cpu": 4, "ram": 16, "cost": {"us-central1": g2}}}
+    hosts = {"n1-standard-8": {"cpu": 8, "ram": 30, "cost": {"us-central1": {"hour": 0.379998}}}}
+    files = {"gcp.yaml": current}
+    files |= {"excerpt.yml": {"compute": {"instance": excerpt}}}
+    files |= {"hosts.yml": {"compute": {"instance": hosts}}}
+    for name, data in files.items():
+        (tmp_path / name).write_text(yaml.safe_dump(data))
+    capture = Path(settings.BASE_DIR) / "tests/scrapers/pages/gcp/real/gpu-skus-2026-05.json"
+    monkeypatch.setattr(gcp, "TARGET", tmp_path / "gcp.yaml")
+    argv = [
+        "--pricing",
+        str(tmp_path / "excerpt.yml"),
+        "--commit",
+        "d" * 40,
+        "--date",
+        "2026-08-20",
+    ]
+    argv += ["--hosts", str(tmp_path / "hosts.yml"), "--hosts-commit", "f" * 40]
+    argv += ["--hosts-date", "2026-07-30", "--gpu-skus", str(capture)]
+    argv += ["--gpu-skus-source", "capture @1", "--gpu-skus-url", "https://x"]
+    monkeypatch.setattr(sys, "argv", ["gcp_prices.py", *argv])
+    gcp.main()
+
+    written = yaml.safe_load((tmp_path / "gcp.yaml").read_text())
+    rows = {(r["instance_type"], r["pricing_model"]): r for r in written["prices"]}
+    spot = rows[("g2-standard-4", "spot")]
+    assert spot["observed_at"] == date(2026, 8, 20) and "d" * 40 in spot["source_url"]
+    assert rows[("g2-standard-4", "reserved_1y")]["amount"] == pytest.approx(325.07215214 / 730)
+    n1 = rows[("n1-standard-8+1xT4", "on_demand")]
+    assert n1["amount"] == pytest.approx(0.379998 + 0.35)  # the hosts file's N1 plus one T4 SKU
+    assert "@fffffff (generated 2026-07-30)" in n1["source"]
+    assert n1["observed_at"] == date(2026, 5, 18)  # the SKU's date, older than either file
+    assert {t["name"] for t in written["instance_types"]} == {"g2-standard-4", "n1-standard-8+1xT4"}
+
+
+SKYPILOT_GCP_CSV = """\
+InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,AvailabilityZone,Price,SpotPrice
+n1-standard-8,8.0,30.0,,,,europe-west4,europe-west4-a,0.41834,0.0891
+n1-standard-8,8.0,30.0,,,,europe-west4,europe-west4-b,0.41834,0.0891
+n1-standard-8,8.0,30.0,,,,us-central1,us-central1-a,0.379998,0.08
+n1-standard-8,8.0,30.0,,,,us-east1,us-east1-b,0.379998,0.08
+,,,T4,1,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 16384}}]},europe-west4,europe-west4-b,0.3675,0.11
+,,,T4,2,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 16384}}]},europe-west4,europe-west4-b,0.735,0.22
+,,,T4,1,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 16384}}]},us-central1,us-central1-a,0.35,0.1
+,,,T4,1,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 16384}}]},us-east1,us-east1-c,0.35,0.1
+,,,A100,1,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 40960}}]},us-central1,us-central1-a,2.9,1.0
+"""
+
+
+def test_gcp_skypilot_attachment_is_host_plus_gpus_in_one_zone_outside_sku_priced_regions(tmp_path):
+    gcp = _load("gcp_prices")
+    path = tmp_path / "vms.csv"
+    path.write_text(SKYPILOT_GCP_CSV)
+    sky = gcp.parse_skypilot_n1(path)
+    assert ("us-central1", "us-central1-a", "A100x1") not in sky  # not an N1 attachment GPU
+    rows = gcp.skypilot_attachment_prices(
+        "n1-standard-8+1xT4", sky, {"us-central1"}, "note", "https://x", "2026-05-20"
+    )
+    # europe-west4: host and GPU share zone b; us-east1: the T4 zone has no N1 host listed;
+    # us-central1 is priced from the SKU capture, so it is left to it
+    assert [(r["region"], r["amount"]) for r in rows] == [("europe-west4", 0.78584)]
+    assert rows[0]["pricing_model"] == "on_demand" and rows[0]["observed_at"] == date(2026, 5, 20)
+    assert "n1-standard-8 $0.41834/h plus 1 x T4 $0.3675/h" in rows[0]["source"]
+    two = gcp.skypilot_attachment_prices("n1-standard-8+2xT4", sky, set(), "n", "u", "2026-05-20")
+    assert [(r["region"], r["amount"]) for r in two] == [("europe-west4", 1.15334)]
+
+
 # --- Alibaba (fixtures/tools/alibaba_prices.py) ------------------------------------------------------
 ALIBABA_DOC = """\
 gn6i包括的实例规格及指标数据如下表所示。
