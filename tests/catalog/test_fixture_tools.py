@@ -366,3 +366,63 @@ def test_alibaba_build_prices_doc_types_checks_them_and_falls_back_to_api_specs(
     assert (on_demand["amount"], on_demand["currency"]) == (11.63, "CNY")
     assert on_demand["observed_at"] == date(2024, 10, 9)
     assert [r["code"] for r in data["regions"]] == ["cn-hangzhou"]  # me-east-1 is not listed
+
+
+COREWEAVE_GO = """
+var InstanceTypes = map[string]*InstanceType{
+	"gd-1xgh200": {
+		VCPU:               72,
+		MemoryKi:           600218240,
+		GPU:                1,
+		EphemeralStorageKi: 7499362648,
+		Architecture:       "arm64",
+		MaxPods:            110,
+	},
+	"gd-8xh100ib-i128": {
+		VCPU:               128,
+		MemoryKi:           2112109804,
+		GPU:                8,
+		EphemeralStorageKi: 30003181568,
+		Architecture:       "amd64",
+		MaxPods:            110,
+	},
+}
+"""
+COREWEAVE_TF = """
+  gpu_alias_to_instance_type = {
+    H100    = "gd-8xh100ib-i128"
+    GH200   = "gd-1xgh200"
+    GB300   = "gb300-4x"
+  }
+  region_gpu_aliases = {
+    "US-EAST-04"     = ["H100", "GH200"]
+    "RNO2"           = ["H100"]
+    "EU-SOUTH-03"    = ["H100", "NOSUCH"]
+  }
+"""
+
+
+def test_coreweave_autoscaler_table_gives_node_capacity_per_instance_type():
+    tool = _load("coreweave_prices")
+    types = tool.autoscaler_types(COREWEAVE_GO)
+    assert types["gd-8xh100ib-i128"] == {
+        "vcpus": 128,
+        "memory_ki": 2112109804,
+        "gpus": 8,
+        "storage_ki": 30003181568,
+        "arch": "amd64",
+    }
+    assert types["gd-1xgh200"]["arch"] == "arm64"
+    assert tool._tb(types["gd-8xh100ib-i128"]["storage_ki"]) == 30.72  # as CoreWeave lists it
+    assert tool._tb(types["gd-1xgh200"]["storage_ki"]) == 7.68
+
+
+def test_coreweave_terraform_map_gives_regions_per_instance_id_and_skips_unknown_aliases():
+    tool = _load("coreweave_prices")
+    zones = tool.terraform_zones(COREWEAVE_TF)
+    assert zones == {
+        "gd-8xh100ib-i128": ["US-EAST-04", "RNO2", "EU-SOUTH-03"],
+        "gd-1xgh200": ["US-EAST-04"],
+    }
+    with pytest.raises(ValueError, match="region_gpu_aliases"):
+        tool.terraform_zones("locals {}")
