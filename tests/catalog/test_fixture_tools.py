@@ -426,3 +426,74 @@ def test_coreweave_terraform_map_gives_regions_per_instance_id_and_skips_unknown
     }
     with pytest.raises(ValueError, match="region_gpu_aliases"):
         tool.terraform_zones("locals {}")
+
+
+def _pod(name, count):
+    return {
+        "name": name,
+        "gpu_count": count,
+        "notes": f"A {count}-GPU pod costs {count} x $2.39 = ${2.39 * count:.2f}/hr, as RunPod bills it.",
+    }
+
+
+def test_runpod_table_prices_every_pod_of_its_gpu_and_names_what_it_replaces(common):
+    tool = _load("runpod_prices")
+    url = "https://example.org/table"
+    previous = {
+        "instance_types": [_pod("1x H100 PCIe (secure)", 1), _pod("2x H100 PCIe (secure)", 2)],
+        "prices": [
+            _row(common, 2.39, "2025-07-13", "old", "1x H100 PCIe (secure)", "global"),
+            _row(common, 4.78, "2025-07-13", "old", "2x H100 PCIe (secure)", "global"),
+        ],
+    }
+    table = {
+        "offers": [
+            {
+                "provider": "runpod",
+                "provisioning": "on-demand",
+                "usd_per_gpu_hour": 2.89,
+                "product": "H100 PCIe, Secure Cloud",
+                "checked_at": date(2026, 9, 25),
+            },
+            {"provider": "lambda", "provisioning": "on-demand", "product": "1x A10"},
+        ]
+    }
+    data = tool.refreshed(previous, table, "owner/repo file @abc", url)
+    two = next(r for r in data["prices"] if r["instance_type"] == "2x H100 PCIe (secure)")
+    assert (two["amount"], two["observed_at"]) == (5.78, date(2026, 9, 25))
+    assert "Secure Cloud, H100 PCIe $2.89/GPU/hr" in two["source"]
+    assert "[newer than the 2025-07-13 figure 4.78 of https://example.org/old]" in two["source"]
+    assert "costs 2 x $2.89 = $5.78/hr" in data["instance_types"][1]["notes"]
+    # Run again on its own output: nothing changes, no note is stacked.
+    assert tool.refreshed(data, table, "owner/repo file @abc", url) == data
+    table["offers"][0]["product"] = "H100 PCIe, Hyper Cloud"
+    with pytest.raises(ValueError, match="unknown RunPod product"):
+        tool.refreshed(previous, table, "ref", url)
+
+
+def test_lambda_table_prices_each_region_already_priced_and_notes_an_agreeing_figure(common):
+    tool = _load("lambda_prices")
+    previous = {
+        "instance_types": [{"name": "gpu_8x_h100_sxm5", "gpu_count": 8}],
+        "prices": [
+            _row(common, 31.92, "2026-09-20", "page", "gpu_8x_h100_sxm5", "us-east-2"),
+            _row(common, 31.92, "2026-11-01", "newer", "gpu_8x_h100_sxm5", "us-south-1"),
+        ],
+    }
+    offer = {
+        "provider": "lambda",
+        "provisioning": "on-demand",
+        "usd_per_gpu_hour": 3.99,
+        "product": "8x H100 SXM",
+        "checked_at": date(2026, 9, 25),
+    }
+    data = tool.refreshed(previous, {"offers": [offer]}, "ref", "https://example.org/table")
+    east, south = data["prices"]
+    assert (east["region"], east["observed_at"], east["amount"]) == (
+        "us-east-2",
+        date(2026, 9, 25),
+        31.92,
+    )
+    assert "$3.99/GPU/hr x 8 = $31.92/hr" in east["source"]
+    assert "[the same figure as the 2026-09-20 one of https://example.org/page]" in east["source"]
+    assert south == previous["prices"][1]  # newer than the table: kept as it was
