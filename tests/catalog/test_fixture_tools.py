@@ -458,17 +458,50 @@ def test_runpod_table_prices_every_pod_of_its_gpu_and_names_what_it_replaces(com
             {"provider": "lambda", "provisioning": "on-demand", "product": "1x A10"},
         ]
     }
-    data = tool.refreshed(previous, table, "owner/repo file @abc", url)
+    feed = {
+        "collected_at": "2026-08-23T07:00:36+00:00",
+        "offers": [
+            {
+                "provider": "runpod",
+                "pricing_type": "on-demand",
+                "gpu_count": 1,
+                "gpu_key": "H100 80GB PCIe",
+                "gpu_model_raw": "NVIDIA H100 PCIe",
+                "notes": "secure cloud; stock unknown; up to 8 GPUs",
+                "price_per_gpu_hr_usd": 2.79,
+            },
+            {  # a GPU the file has no pod for: skipped
+                "provider": "runpod",
+                "pricing_type": "on-demand",
+                "gpu_count": 1,
+                "gpu_key": "RTX 3070 8GB",
+                "gpu_model_raw": "NVIDIA GeForce RTX 3070",
+                "notes": "community cloud; stock Low",
+                "price_per_gpu_hr_usd": 0.13,
+            },
+        ],
+    }
+    feed_url = "https://example.org/feed"
+    sources = [
+        (tool.table_offers(table), tool.Source("owner/repo file @abc", url)),
+        (tool.feed_offers(feed), tool.Source("other/feed prices.json @def", feed_url)),
+    ]
+    data = tool.refreshed(previous, sources)
     two = next(r for r in data["prices"] if r["instance_type"] == "2x H100 PCIe (secure)")
     assert (two["amount"], two["observed_at"]) == (5.78, date(2026, 9, 25))
     assert "Secure Cloud, H100 PCIe $2.89/GPU/hr" in two["source"]
+    # Sources are applied in turn: the table's figure names the file's, then the feed's older one.
     assert "[newer than the 2025-07-13 figure 4.78 of https://example.org/old]" in two["source"]
+    assert f"[newer than the 2026-08-23 figure 5.58 of {feed_url}]" in two["source"]
+    # The same sources given one run at a time write the same file.
+    one_by_one = tool.refreshed(tool.refreshed(previous, sources[:1]), sources[1:])
+    assert one_by_one == data
     assert "costs 2 x $2.89 = $5.78/hr" in data["instance_types"][1]["notes"]
     # Run again on its own output: nothing changes, no note is stacked.
-    assert tool.refreshed(data, table, "owner/repo file @abc", url) == data
+    assert tool.refreshed(data, sources) == data
     table["offers"][0]["product"] = "H100 PCIe, Hyper Cloud"
     with pytest.raises(ValueError, match="unknown RunPod product"):
-        tool.refreshed(previous, table, "ref", url)
+        tool.table_offers(table)
 
 
 def test_lambda_table_prices_each_region_already_priced_and_notes_an_agreeing_figure(common):
