@@ -530,3 +530,41 @@ def test_lambda_table_prices_each_region_already_priced_and_notes_an_agreeing_fi
     assert "$3.99/GPU/hr x 8 = $31.92/hr" in east["source"]
     assert "[the same figure as the 2026-09-20 one of https://example.org/page]" in east["source"]
     assert south == previous["prices"][1]  # newer than the table: kept as it was
+
+
+def test_vastai_history_prices_one_gpu_classes_and_drops_leftover_classes(common):
+    tool = _load("vastai_prices")
+
+    def klass(name):
+        return {"name": name, "notes": "the figure is a median over offers, not a list price"}
+
+    previous = {
+        "instance_types": [
+            klass("L40S (marketplace, 1 GPU)"),
+            klass("RTX A6000 (marketplace, 2 GPUs)"),
+        ],
+        "prices": [
+            _row(common, 0.6, "2026-04-29", "april", "L40S (marketplace, 1 GPU)", "global"),
+            _row(common, 0.8, "2026-04-29", "april", "RTX A6000 (marketplace, 2 GPUs)", "global"),
+        ],
+    }
+    history = "\n".join(
+        json.dumps(
+            {"collected_at": f"2026-10-0{day}T12:00:00+00:00", "cheapest": {"vastai": prices}}
+        )
+        for day, prices in (
+            (3, {"L40S 48GB": 0.5}),
+            (4, {"L40S 48GB": 0.4741, "RTX A6000 48GB": 0.4}),
+        )
+    )
+    line = tool.newest_line(history)
+    assert line["collected_at"].startswith("2026-10-04")
+    data = tool.refreshed(previous, line, "feed ref", "https://example.org/feed")
+    (l40s,) = data["prices"]
+    assert (l40s["amount"], l40s["observed_at"]) == (0.4741, date(2026, 10, 4))
+    assert "lowest verified on-demand offer" in l40s["source"]
+    assert "[newer than the 2026-04-29 figure 0.6 of https://example.org/april]" in l40s["source"]
+    # The 2-GPU class is not priced by a per-GPU minimum and its April figure is a leftover: dropped.
+    assert [t["name"] for t in data["instance_types"]] == ["L40S (marketplace, 1 GPU)"]
+    assert "lowest verified on-demand offer" in data["instance_types"][0]["notes"]
+    assert tool.refreshed(data, line, "feed ref", "https://example.org/feed") == data
