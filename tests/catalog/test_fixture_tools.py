@@ -520,7 +520,9 @@ def test_lambda_table_prices_each_region_already_priced_and_notes_an_agreeing_fi
         "product": "8x H100 SXM",
         "checked_at": date(2026, 9, 25),
     }
-    data = tool.refreshed(previous, {"offers": [offer]}, "ref", "https://example.org/table")
+    source = tool.Source("ref", "https://example.org/table")
+    table = tool.table_offers({"offers": [offer]}, {"gpu_8x_h100_sxm5": 8})
+    data = tool.refreshed(previous, [(table, source)])
     east, south = data["prices"]
     assert (east["region"], east["observed_at"], east["amount"]) == (
         "us-east-2",
@@ -559,7 +561,13 @@ def test_vastai_history_prices_one_gpu_classes_and_drops_leftover_classes(common
     )
     line = tool.newest_line(history)
     assert line["collected_at"].startswith("2026-10-04")
-    data = tool.refreshed(previous, line, "feed ref", "https://example.org/feed")
+    sources = [
+        (
+            tool.line_candidates(previous, line, "feed ref", "https://example.org/feed"),
+            "https://example.org/feed",
+        )
+    ]
+    data = tool.refreshed(previous, sources)
     (l40s,) = data["prices"]
     assert (l40s["amount"], l40s["observed_at"]) == (0.4741, date(2026, 10, 4))
     assert "lowest verified on-demand offer" in l40s["source"]
@@ -567,4 +575,107 @@ def test_vastai_history_prices_one_gpu_classes_and_drops_leftover_classes(common
     # The 2-GPU class is not priced by a per-GPU minimum and its April figure is a leftover: dropped.
     assert [t["name"] for t in data["instance_types"]] == ["L40S (marketplace, 1 GPU)"]
     assert "lowest verified on-demand offer" in data["instance_types"][0]["notes"]
-    assert tool.refreshed(data, line, "feed ref", "https://example.org/feed") == data
+    assert tool.refreshed(data, sources) == data
+
+
+OBSERVATION_HEADER = "date,collected_at,source,provider,segment,pricing,gpu_model,sku,region,geo,gpu_count,usd_per_hour,usd_per_gpu_hour,sample_size"
+
+
+def _observations(*rows: str) -> list[dict[str, str]]:
+    import csv
+    import io
+
+    return list(csv.DictReader(io.StringIO("\n".join([OBSERVATION_HEADER, *rows]))))
+
+
+def test_vastai_observations_median_replaces_an_older_lowest_offer_and_loses_to_a_newer_row(common):
+    tool = _load("vastai_prices")
+    lowest = "the figure is a dated statistic of the offers (the price's source says which: here the lowest verified on-demand offer), not a list price"
+    previous = {
+        "instance_types": [
+            {"name": "L40S (marketplace, 1 GPU)", "notes": lowest},
+            {"name": "H100 SXM (marketplace, 1 GPU)", "notes": "median"},
+        ],
+        "prices": [
+            _row(common, 0.4741, "2026-10-04", "feed", "L40S (marketplace, 1 GPU)", "global"),
+            _row(common, 2.4024, "2026-10-19", "newer", "H100 SXM (marketplace, 1 GPU)", "global"),
+        ],
+    }
+    text = "\n".join(
+        [
+            OBSERVATION_HEADER,
+            "2026-10-10,2026-10-10T12:33:53+00:00,vast,Vast.ai,marketplace,on_demand,L40S,median-offer,global,Global,1,0.6006,0.6006,26",
+            "2026-10-10,2026-10-10T12:33:53+00:00,vast,Vast.ai,marketplace,on_demand,H100,median-offer,global,Global,1,4.0002,4.0002,7",
+            "2026-10-10,2026-10-10T12:33:53+00:00,vast,Vast.ai,marketplace,on_demand,B200,median-offer,global,Global,1,7.8128,7.8128,32",
+            "2026-10-10,2026-10-10T12:33:53+00:00,runpod,RunPod Secure Cloud,neocloud,on_demand,L40S,NVIDIA L40S,global,Global,1,0.86,0.86,",
+        ]
+    )
+    url = "https://example.org/obs"
+    sources = [(tool.observation_candidates(previous, text, "obs ref", url), url)]
+    data = tool.refreshed(previous, sources)
+    l40s, h100 = data["prices"]
+    assert (l40s["amount"], l40s["observed_at"]) == (0.6006, date(2026, 10, 10))
+    assert "median 1-GPU on-demand offer $0.6006/GPU/hr over 26 offers" in l40s["source"]
+    assert "[newer than the 2026-10-04 figure 0.4741 of https://example.org/feed]" in l40s["source"]
+    assert "here the median 1-GPU on-demand offer" in data["instance_types"][0]["notes"]
+    assert (
+        h100["amount"] == 2.4024
+        and f"[newer than the 2026-10-10 figure 4.0002 of {url}]" in h100["source"]
+    )
+    assert tool.refreshed(data, sources) == data
+
+
+def test_lambda_observations_price_the_shapes_by_sku_and_reject_an_unknown_one(common):
+    tool = _load("lambda_prices")
+    rows = _observations(
+        "2026-10-10,2026-10-10T12:33:53+00:00,lambda,Lambda,neocloud,on_demand,H100,gpu_8x_h100_sxm_80gb,global,Global,8,31.92,3.99,",
+        "2026-10-10,2026-10-10T12:33:53+00:00,vast,Vast.ai,marketplace,on_demand,H100,median-offer,global,Global,1,4.0,4.0,7",
+    )
+    (offer,) = tool.observation_offers(rows)
+    assert (offer.name, offer.amount, offer.when) == ("gpu_8x_h100_sxm5", 31.92, "2026-10-10")
+    rows[0]["sku"] = "gpu_16x_h100"
+    with pytest.raises(ValueError, match="unknown Lambda sku"):
+        tool.observation_offers(rows)
+
+
+def test_runpod_observations_map_runpod_gpu_names_and_clouds_and_skip_unknown_gpus():
+    tool = _load("runpod_prices")
+    rows = _observations(
+        "2026-10-10,2026-10-10T12:33:53+00:00,runpod,RunPod Secure Cloud,neocloud,on_demand,B200,NVIDIA B200,global,Global,1,7.99,7.99,",
+        "2026-10-10,2026-10-10T12:33:53+00:00,runpod,RunPod Community Cloud,neocloud,on_demand,A30,NVIDIA A30,global,Global,1,0.2,0.2,",
+    )
+    (offer,) = tool.observation_offers(rows)
+    assert (offer.gpu, offer.cloud, offer.per_gpu, offer.when) == (
+        "B200",
+        "secure",
+        7.99,
+        "2026-10-10",
+    )
+
+
+def test_coreweave_observations_price_every_placed_zone_and_note_an_agreeing_figure(
+    common, tmp_path
+):
+    tool = _load("coreweave_prices")
+    obs = tmp_path / "obs.csv"
+    obs.write_text(
+        "\n".join(
+            [
+                OBSERVATION_HEADER,
+                "2026-10-10,2026-10-10T12:33:53+00:00,coreweave,CoreWeave,neocloud,on_demand,H100,hgx-h100,us,US,8,49.24,6.155,",
+                "2026-10-10,2026-10-10T12:33:53+00:00,coreweave,CoreWeave,neocloud,spot,B300,nvidia-b300,us,US,8,35.84,4.48,",
+            ]
+        ),
+        encoding="utf-8",
+    )
+    placed = {"gd-8xh100ib-i128": [("US-EAST-04", "map"), ("US-WEST-04", "docs")]}
+    prices = [_row(common, 49.24, "2026-09-20", "page", "gd-8xh100ib-i128", "US-EAST-04")]
+    merged = tool.with_observations(prices, placed, [str(obs), "owner/index", "obs.csv", "a" * 40])
+    assert [(r["region"], r["observed_at"]) for r in merged] == [
+        ("US-EAST-04", date(2026, 10, 10)),
+        ("US-WEST-04", date(2026, 10, 10)),
+    ]
+    assert (
+        "[the same figure as the 2026-09-20 one of https://example.org/page]" in merged[0]["source"]
+    )
+    assert "region from docs" in merged[1]["source"]
