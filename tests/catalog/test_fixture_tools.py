@@ -519,3 +519,316 @@ def test_alibaba_newer_flat_snapshot_supersedes_the_older_one_region_by_region(t
     gn7e = types["ecs.gn7e-c16g1.4xlarge"]
     assert (gn7e["gpu"], gn7e["vcpus"], gn7e["ram_gib"]) == ("a100-sxm4-80gb", 16, 125.0)
     assert "nvidia-smi" in gn7e["source"]  # the GPU model's own source, not the 2021 table
+
+
+COREWEAVE_GO = """
+var InstanceTypes = map[string]*InstanceType{
+	"gd-1xgh200": {
+		VCPU:               72,
+		MemoryKi:           600218240,
+		GPU:                1,
+		EphemeralStorageKi: 7499362648,
+		Architecture:       "arm64",
+		MaxPods:            110,
+	},
+	"gd-8xh100ib-i128": {
+		VCPU:               128,
+		MemoryKi:           2112109804,
+		GPU:                8,
+		EphemeralStorageKi: 30003181568,
+		Architecture:       "amd64",
+		MaxPods:            110,
+	},
+}
+"""
+COREWEAVE_TF = """
+  gpu_alias_to_instance_type = {
+    H100    = "gd-8xh100ib-i128"
+    GH200   = "gd-1xgh200"
+    GB300   = "gb300-4x"
+  }
+  region_gpu_aliases = {
+    "US-EAST-04"     = ["H100", "GH200"]
+    "RNO2"           = ["H100"]
+    "EU-SOUTH-03"    = ["H100", "NOSUCH"]
+  }
+"""
+
+
+def test_coreweave_autoscaler_table_gives_node_capacity_per_instance_type():
+    tool = _load("coreweave_prices")
+    types = tool.autoscaler_types(COREWEAVE_GO)
+    assert types["gd-8xh100ib-i128"] == {
+        "vcpus": 128,
+        "memory_ki": 2112109804,
+        "gpus": 8,
+        "storage_ki": 30003181568,
+        "arch": "amd64",
+    }
+    assert types["gd-1xgh200"]["arch"] == "arm64"
+    assert tool._tb(types["gd-8xh100ib-i128"]["storage_ki"]) == 30.72  # as CoreWeave lists it
+    assert tool._tb(types["gd-1xgh200"]["storage_ki"]) == 7.68
+
+
+def test_coreweave_terraform_map_gives_regions_per_instance_id_and_skips_unknown_aliases():
+    tool = _load("coreweave_prices")
+    zones = tool.terraform_zones(COREWEAVE_TF)
+    assert zones == {
+        "gd-8xh100ib-i128": ["US-EAST-04", "RNO2", "EU-SOUTH-03"],
+        "gd-1xgh200": ["US-EAST-04"],
+    }
+    with pytest.raises(ValueError, match="region_gpu_aliases"):
+        tool.terraform_zones("locals {}")
+
+
+def _pod(name, count):
+    return {
+        "name": name,
+        "gpu_count": count,
+        "notes": f"A {count}-GPU pod costs {count} x $2.39 = ${2.39 * count:.2f}/hr, as RunPod bills it.",
+    }
+
+
+def test_runpod_table_prices_every_pod_of_its_gpu_and_names_what_it_replaces(common):
+    tool = _load("runpod_prices")
+    url = "https://example.org/table"
+    previous = {
+        "instance_types": [_pod("1x H100 PCIe (secure)", 1), _pod("2x H100 PCIe (secure)", 2)],
+        "prices": [
+            _row(common, 2.39, "2025-07-13", "old", "1x H100 PCIe (secure)", "global"),
+            _row(common, 4.78, "2025-07-13", "old", "2x H100 PCIe (secure)", "global"),
+        ],
+    }
+    table = {
+        "offers": [
+            {
+                "provider": "runpod",
+                "provisioning": "on-demand",
+                "usd_per_gpu_hour": 2.89,
+                "product": "H100 PCIe, Secure Cloud",
+                "checked_at": date(2026, 9, 25),
+            },
+            {"provider": "lambda", "provisioning": "on-demand", "product": "1x A10"},
+        ]
+    }
+    feed = {
+        "collected_at": "2026-08-23T07:00:36+00:00",
+        "offers": [
+            {
+                "provider": "runpod",
+                "pricing_type": "on-demand",
+                "gpu_count": 1,
+                "gpu_key": "H100 80GB PCIe",
+                "gpu_model_raw": "NVIDIA H100 PCIe",
+                "notes": "secure cloud; stock unknown; up to 8 GPUs",
+                "price_per_gpu_hr_usd": 2.79,
+            },
+            {  # a GPU the file has no pod for: skipped
+                "provider": "runpod",
+                "pricing_type": "on-demand",
+                "gpu_count": 1,
+                "gpu_key": "RTX 3070 8GB",
+                "gpu_model_raw": "NVIDIA GeForce RTX 3070",
+                "notes": "community cloud; stock Low",
+                "price_per_gpu_hr_usd": 0.13,
+            },
+        ],
+    }
+    feed_url = "https://example.org/feed"
+    sources = [
+        (tool.table_offers(table), tool.Source("owner/repo file @abc", url)),
+        (tool.feed_offers(feed), tool.Source("other/feed prices.json @def", feed_url)),
+    ]
+    data = tool.refreshed(previous, sources)
+    two = next(r for r in data["prices"] if r["instance_type"] == "2x H100 PCIe (secure)")
+    assert (two["amount"], two["observed_at"]) == (5.78, date(2026, 9, 25))
+    assert "Secure Cloud, H100 PCIe $2.89/GPU/hr" in two["source"]
+    # Sources are applied in turn: the table's figure names the file's, then the feed's older one.
+    assert "[newer than the 2025-07-13 figure 4.78 of https://example.org/old]" in two["source"]
+    assert f"[newer than the 2026-08-23 figure 5.58 of {feed_url}]" in two["source"]
+    # The same sources given one run at a time write the same file.
+    one_by_one = tool.refreshed(tool.refreshed(previous, sources[:1]), sources[1:])
+    assert one_by_one == data
+    assert "costs 2 x $2.89 = $5.78/hr" in data["instance_types"][1]["notes"]
+    # Run again on its own output: nothing changes, no note is stacked.
+    assert tool.refreshed(data, sources) == data
+    table["offers"][0]["product"] = "H100 PCIe, Hyper Cloud"
+    with pytest.raises(ValueError, match="unknown RunPod product"):
+        tool.table_offers(table)
+
+
+def test_lambda_table_prices_each_region_already_priced_and_notes_an_agreeing_figure(common):
+    tool = _load("lambda_prices")
+    previous = {
+        "instance_types": [{"name": "gpu_8x_h100_sxm5", "gpu_count": 8}],
+        "prices": [
+            _row(common, 31.92, "2026-09-20", "page", "gpu_8x_h100_sxm5", "us-east-2"),
+            _row(common, 31.92, "2026-11-01", "newer", "gpu_8x_h100_sxm5", "us-south-1"),
+        ],
+    }
+    offer = {
+        "provider": "lambda",
+        "provisioning": "on-demand",
+        "usd_per_gpu_hour": 3.99,
+        "product": "8x H100 SXM",
+        "checked_at": date(2026, 9, 25),
+    }
+    source = tool.Source("ref", "https://example.org/table")
+    table = tool.table_offers({"offers": [offer]}, {"gpu_8x_h100_sxm5": 8})
+    data = tool.refreshed(previous, [(table, source)])
+    east, south = data["prices"]
+    assert (east["region"], east["observed_at"], east["amount"]) == (
+        "us-east-2",
+        date(2026, 9, 25),
+        31.92,
+    )
+    assert "$3.99/GPU/hr x 8 = $31.92/hr" in east["source"]
+    assert "[the same figure as the 2026-09-20 one of https://example.org/page]" in east["source"]
+    assert south == previous["prices"][1]  # newer than the table: kept as it was
+
+
+def test_vastai_history_prices_one_gpu_classes_and_drops_leftover_classes(common):
+    tool = _load("vastai_prices")
+
+    def klass(name):
+        return {"name": name, "notes": "the figure is a median over offers, not a list price"}
+
+    previous = {
+        "instance_types": [
+            klass("L40S (marketplace, 1 GPU)"),
+            klass("RTX A6000 (marketplace, 2 GPUs)"),
+        ],
+        "prices": [
+            _row(common, 0.6, "2026-04-29", "april", "L40S (marketplace, 1 GPU)", "global"),
+            _row(common, 0.8, "2026-04-29", "april", "RTX A6000 (marketplace, 2 GPUs)", "global"),
+        ],
+    }
+    history = "\n".join(
+        json.dumps(
+            {"collected_at": f"2026-10-0{day}T12:00:00+00:00", "cheapest": {"vastai": prices}}
+        )
+        for day, prices in (
+            (3, {"L40S 48GB": 0.5}),
+            (4, {"L40S 48GB": 0.4741, "RTX A6000 48GB": 0.4}),
+        )
+    )
+    line = tool.newest_line(history)
+    assert line["collected_at"].startswith("2026-10-04")
+    sources = [
+        (
+            tool.line_candidates(previous, line, "feed ref", "https://example.org/feed"),
+            "https://example.org/feed",
+        )
+    ]
+    data = tool.refreshed(previous, sources)
+    (l40s,) = data["prices"]
+    assert (l40s["amount"], l40s["observed_at"]) == (0.4741, date(2026, 10, 4))
+    assert "lowest verified on-demand offer" in l40s["source"]
+    assert "[newer than the 2026-04-29 figure 0.6 of https://example.org/april]" in l40s["source"]
+    # The 2-GPU class is not priced by a per-GPU minimum and its April figure is a leftover: dropped.
+    assert [t["name"] for t in data["instance_types"]] == ["L40S (marketplace, 1 GPU)"]
+    assert "lowest verified on-demand offer" in data["instance_types"][0]["notes"]
+    assert tool.refreshed(data, sources) == data
+
+
+OBSERVATION_HEADER = "date,collected_at,source,provider,segment,pricing,gpu_model,sku,region,geo,gpu_count,usd_per_hour,usd_per_gpu_hour,sample_size"
+
+
+def _observations(*rows: str) -> list[dict[str, str]]:
+    import csv
+    import io
+
+    return list(csv.DictReader(io.StringIO("\n".join([OBSERVATION_HEADER, *rows]))))
+
+
+def test_vastai_observations_median_replaces_an_older_lowest_offer_and_loses_to_a_newer_row(common):
+    tool = _load("vastai_prices")
+    lowest = "the figure is a dated statistic of the offers (the price's source says which: here the lowest verified on-demand offer), not a list price"
+    previous = {
+        "instance_types": [
+            {"name": "L40S (marketplace, 1 GPU)", "notes": lowest},
+            {"name": "H100 SXM (marketplace, 1 GPU)", "notes": "median"},
+        ],
+        "prices": [
+            _row(common, 0.4741, "2026-10-04", "feed", "L40S (marketplace, 1 GPU)", "global"),
+            _row(common, 2.4024, "2026-10-19", "newer", "H100 SXM (marketplace, 1 GPU)", "global"),
+        ],
+    }
+    text = "\n".join(
+        [
+            OBSERVATION_HEADER,
+            "2026-10-10,2026-10-10T12:33:53+00:00,vast,Vast.ai,marketplace,on_demand,L40S,median-offer,global,Global,1,0.6006,0.6006,26",
+            "2026-10-10,2026-10-10T12:33:53+00:00,vast,Vast.ai,marketplace,on_demand,H100,median-offer,global,Global,1,4.0002,4.0002,7",
+            "2026-10-10,2026-10-10T12:33:53+00:00,vast,Vast.ai,marketplace,on_demand,B200,median-offer,global,Global,1,7.8128,7.8128,32",
+            "2026-10-10,2026-10-10T12:33:53+00:00,runpod,RunPod Secure Cloud,neocloud,on_demand,L40S,NVIDIA L40S,global,Global,1,0.86,0.86,",
+        ]
+    )
+    url = "https://example.org/obs"
+    sources = [(tool.observation_candidates(previous, text, "obs ref", url), url)]
+    data = tool.refreshed(previous, sources)
+    l40s, h100 = data["prices"]
+    assert (l40s["amount"], l40s["observed_at"]) == (0.6006, date(2026, 10, 10))
+    assert "median 1-GPU on-demand offer $0.6006/GPU/hr over 26 offers" in l40s["source"]
+    assert "[newer than the 2026-10-04 figure 0.4741 of https://example.org/feed]" in l40s["source"]
+    assert "here the median 1-GPU on-demand offer" in data["instance_types"][0]["notes"]
+    assert (
+        h100["amount"] == 2.4024
+        and f"[newer than the 2026-10-10 figure 4.0002 of {url}]" in h100["source"]
+    )
+    assert tool.refreshed(data, sources) == data
+
+
+def test_lambda_observations_price_the_shapes_by_sku_and_reject_an_unknown_one(common):
+    tool = _load("lambda_prices")
+    rows = _observations(
+        "2026-10-10,2026-10-10T12:33:53+00:00,lambda,Lambda,neocloud,on_demand,H100,gpu_8x_h100_sxm_80gb,global,Global,8,31.92,3.99,",
+        "2026-10-10,2026-10-10T12:33:53+00:00,vast,Vast.ai,marketplace,on_demand,H100,median-offer,global,Global,1,4.0,4.0,7",
+    )
+    (offer,) = tool.observation_offers(rows)
+    assert (offer.name, offer.amount, offer.when) == ("gpu_8x_h100_sxm5", 31.92, "2026-10-10")
+    rows[0]["sku"] = "gpu_16x_h100"
+    with pytest.raises(ValueError, match="unknown Lambda sku"):
+        tool.observation_offers(rows)
+
+
+def test_runpod_observations_map_runpod_gpu_names_and_clouds_and_skip_unknown_gpus():
+    tool = _load("runpod_prices")
+    rows = _observations(
+        "2026-10-10,2026-10-10T12:33:53+00:00,runpod,RunPod Secure Cloud,neocloud,on_demand,B200,NVIDIA B200,global,Global,1,7.99,7.99,",
+        "2026-10-10,2026-10-10T12:33:53+00:00,runpod,RunPod Community Cloud,neocloud,on_demand,A30,NVIDIA A30,global,Global,1,0.2,0.2,",
+    )
+    (offer,) = tool.observation_offers(rows)
+    assert (offer.gpu, offer.cloud, offer.per_gpu, offer.when) == (
+        "B200",
+        "secure",
+        7.99,
+        "2026-10-10",
+    )
+
+
+def test_coreweave_observations_price_every_placed_zone_and_note_an_agreeing_figure(
+    common, tmp_path
+):
+    tool = _load("coreweave_prices")
+    obs = tmp_path / "obs.csv"
+    obs.write_text(
+        "\n".join(
+            [
+                OBSERVATION_HEADER,
+                "2026-10-10,2026-10-10T12:33:53+00:00,coreweave,CoreWeave,neocloud,on_demand,H100,hgx-h100,us,US,8,49.24,6.155,",
+                "2026-10-10,2026-10-10T12:33:53+00:00,coreweave,CoreWeave,neocloud,spot,B300,nvidia-b300,us,US,8,35.84,4.48,",
+            ]
+        ),
+        encoding="utf-8",
+    )
+    placed = {"gd-8xh100ib-i128": [("US-EAST-04", "map"), ("US-WEST-04", "docs")]}
+    prices = [_row(common, 49.24, "2026-09-20", "page", "gd-8xh100ib-i128", "US-EAST-04")]
+    merged = tool.with_observations(prices, placed, [str(obs), "owner/index", "obs.csv", "a" * 40])
+    assert [(r["region"], r["observed_at"]) for r in merged] == [
+        ("US-EAST-04", date(2026, 10, 10)),
+        ("US-WEST-04", date(2026, 10, 10)),
+    ]
+    assert (
+        "[the same figure as the 2026-09-20 one of https://example.org/page]" in merged[0]["source"]
+    )
+    assert "region from docs" in merged[1]["source"]
