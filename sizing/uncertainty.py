@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 
 TABLE_PATH = Path(__file__).with_name("uncertainty.json")
 KINDS = ("memory", "time")
-LAYOUTS = ("single", "multi")
 
 
 @dataclass(frozen=True)
