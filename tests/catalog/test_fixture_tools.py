@@ -832,3 +832,80 @@ def test_coreweave_observations_price_every_placed_zone_and_note_an_agreeing_fig
         "[the same figure as the 2026-09-20 one of https://example.org/page]" in merged[0]["source"]
     )
     assert "region from docs" in merged[1]["source"]
+
+
+def test_azure_observations_supersede_older_figures_per_size_region_and_model(common, tmp_path):
+    azure = _load("azure_prices")
+    stamp = "2026-10-10,2026-10-10T12:33:53+00:00,azure,Microsoft Azure,hyperscaler"
+    obs = tmp_path / "obs.csv"
+    obs.write_text(
+        "\n".join(
+            [
+                OBSERVATION_HEADER,
+                f"{stamp},on_demand,H100,Standard_ND96isr_H100_v5,eastus,NA,8,98.32,12.29,1",
+                f"{stamp},spot,H100,Standard_ND96isr_H100_v5,eastus,NA,8,18.1695,2.2712,1",
+                f"{stamp},spot,H100-NVL,Standard_NC40ads_H100_v5,eastus,NA,1,1.2899,1.2899,1",
+                f"{stamp},spot,H100-NVL,Standard_NC40ads_H100_v5,ukwest,EU,1,1.6891,1.6891,1",
+                f"{stamp},on_demand,H100-NVL,Standard_NC40ads_H100_v5,westus,NA,1,9.074,9.074,1",
+                f"{stamp},on_demand,H200,Standard_ND96isr_H200_v5,southcentralus2,NA,8,93.28,11.66,1",
+                f"{stamp},on_demand,H100,Standard_ND96isr_H100_v5_flex,eastus,NA,8,98.32,12.29,1",
+                "2026-10-10,2026-10-10T12:33:53+00:00,aws,AWS,hyperscaler,on_demand,H100,p5.48xlarge,us-east-1,NA,8,55.04,6.88,1",
+            ]
+        ),
+        encoding="utf-8",
+    )
+    url = "https://github.com/owner/index/blob/" + "a" * 40 + "/obs.csv"
+    observed = azure.observed_prices(obs, "owner/index obs.csv @aaaaaaaaa", url)
+    assert len(observed) == 7  # the AWS row is not read
+    assert observed[0][0]["amount"] == 98.32 and observed[0][1] == 8  # per VM-hour, not per GPU
+
+    def row(name, region, model, amount, when, source):
+        return common.price_row(
+            name, region, model, amount, when, source, f"https://example.org/{source}"
+        )
+
+    h100, nvl = "Standard_ND96isr_H100_v5", "Standard_NC40ads_H100_v5"
+    prices = [
+        row(h100, "eastus", "on_demand", 98.32, "2026-06-18", "karpenter"),
+        row(h100, "eastus", "spot", 18.169536, "2026-05-20", "skypilot"),
+        row(nvl, "eastus", "spot", 2.192418, "2026-05-20", "skypilot"),
+        row(nvl, "westus", "on_demand", 9.5, "2026-11-09", "curated"),
+    ]
+    gpus = {h100: 8, nvl: 1, "Standard_ND96isr_H200_v5": 8}
+    merged, skipped = azure.with_observations(prices, observed, gpus)
+    by_key = {(r["instance_type"], r["region"], r["pricing_model"]): r for r in merged}
+    assert len(merged) == 5
+
+    on_demand = by_key[(h100, "eastus", "on_demand")]
+    assert on_demand["observed_at"] == date(2026, 10, 10)
+    assert "$98.32/h per VM (8 GPUs)" in on_demand["source"]
+    assert (
+        "[the same figure as the 2026-06-18 one of https://example.org/karpenter]"
+        in on_demand["source"]
+    )
+    spot = by_key[(h100, "eastus", "spot")]
+    assert spot["amount"] == 18.1695
+    assert (
+        "[equal to the 2026-05-20 figure 18.169536 of https://example.org/skypilot at this file's four decimals]"
+        in spot["source"]
+    )
+    cheaper = by_key[(nvl, "eastus", "spot")]
+    assert (cheaper["amount"], cheaper["source_url"]) == (1.2899, url)
+    assert (
+        "[newer than the 2026-05-20 figure 2.192418 of https://example.org/skypilot]"
+        in cheaper["source"]
+    )
+    # a size-region pair the older tables lack
+    assert by_key[(nvl, "ukwest", "spot")]["observed_at"] == date(2026, 10, 10)
+    curated = by_key[(nvl, "westus", "on_demand")]
+    assert curated["amount"] == 9.5 and curated["observed_at"] == date(2026, 11, 9)
+    assert f"[newer than the 2026-10-10 figure 9.074 of {url}]" in curated["source"]
+    assert skipped == [
+        "Standard_ND96isr_H200_v5 southcentralus2 on_demand (region not listed)",
+        "Standard_ND96isr_H100_v5_flex eastus on_demand (no size record)",
+    ]
+    # regenerating changes nothing
+    assert azure.with_observations(merged, observed, gpus)[0] == merged
+
+    with pytest.raises(ValueError, match=r"the observations give 8\.0 GPUs, the size record 4"):
+        azure.with_observations(prices, observed, {**gpus, h100: 4})
