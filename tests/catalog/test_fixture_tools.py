@@ -400,6 +400,54 @@ def test_gcp_price_below_googles_largest_discount_is_dropped(common):
     ]
 
 
+def test_gcp_generator_floors_keep_its_output_clear_of_audit_errors():
+    """Nothing gcp_prices.py writes can be a discount_beyond_published error of catalog/audit.py."""
+    from catalog import audit
+
+    gcp = _load("gcp_prices")
+    for model, floor in gcp.MIN_FRACTION_OF_ON_DEMAND.items():
+        assert floor - gcp.ROUNDING >= audit.DISCOUNT_FLOORS[model][0]
+
+
+def test_gcp_regenerating_does_not_bring_back_a_region_without_the_gpu(
+    common, tmp_path, monkeypatch
+):
+    """The previous file's row for a region the zone listing does not give the type stays out."""
+    gcp = _load("gcp_prices")
+    record = {"name": "g2-standard-4", "gpu": "l4", "gpu_count": 1, "source": "curated"}
+    stale = _row(
+        common, 0.07, "2026-08-20", name="g2-standard-4", region="europe-north1", model="spot"
+    )
+    current = {"provider": {"slug": "gcp"}, "instance_types": [record], "prices": [stale]}
+    g2 = {"hour": 0.706832255, "hour_spot": 0.423956}
+    north = {"hour": 0.778293004, "hour_spot": 0.07006}
+    excerpt = {"g2-standard-4": {"l4": 1, "cpu": 4, "ram": 16}}
+    excerpt["g2-standard-4"]["cost"] = {"us-central1": g2, "europe-north1": north}
+    (tmp_path / "gcp.yaml").write_text(yaml.safe_dump(current))
+    (tmp_path / "previous.yaml").write_text(yaml.safe_dump(current))
+    (tmp_path / "excerpt.yml").write_text(yaml.safe_dump({"compute": {"instance": excerpt}}))
+    (tmp_path / "vms.csv").write_text(SKYPILOT_OFFERED_CSV)
+    monkeypatch.setattr(gcp, "TARGET", tmp_path / "gcp.yaml")
+    argv = [
+        "--pricing",
+        str(tmp_path / "excerpt.yml"),
+        "--commit",
+        "d" * 40,
+        "--date",
+        "2026-08-20",
+    ]
+    argv += ["--skypilot", str(tmp_path / "vms.csv"), "--skypilot-commit", "e" * 40]
+    argv += ["--skypilot-date", "2026-05-20", "--previous", str(tmp_path / "previous.yaml")]
+    monkeypatch.setattr(sys, "argv", ["gcp_prices.py", *argv])
+    gcp.main()
+    written = yaml.safe_load((tmp_path / "gcp.yaml").read_text())
+    assert {(r["region"], r["pricing_model"]) for r in written["prices"]} == {
+        ("us-central1", "on_demand"),
+        ("us-central1", "spot"),
+    }
+    assert [r["code"] for r in written["regions"]] == ["us-central1"]
+
+
 def test_gcp_g4_records_carry_the_gpu_share_of_the_machine_types_table():
     gcp = _load("gcp_prices")
     record = {
