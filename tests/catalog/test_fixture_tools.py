@@ -349,6 +349,135 @@ def test_gcp_skypilot_attachment_is_host_plus_gpus_in_one_zone_outside_sku_price
     assert [(r["region"], r["amount"]) for r in two] == [("europe-west4", 1.15334)]
 
 
+SKYPILOT_OFFERED_CSV = """\
+InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,AvailabilityZone,Price,SpotPrice
+g2-standard-4,4.0,16.0,,,,us-central1,us-central1-a,0.14679,0.05874
+g2-standard-4,4.0,16.0,,,,us-central1,us-central1-b,0.14679,0.05874
+,,,L4,1,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 24576}}]},europe-north1,europe-north1-a,0.56,0.2
+"""
+
+
+def test_gcp_machine_types_keep_only_the_regions_their_zone_listing_gives_them(common, tmp_path):
+    """pricing.yml prices g2-standard-4 wherever the Billing Catalog lists L4 SKUs (europe-north1 at 91%
+    off Spot); SkyPilot's zone listing offers it in us-central1 only. Unlisted types and attachments stay."""
+    gcp = _load("gcp_prices")
+    path = tmp_path / "vms.csv"
+    path.write_text(SKYPILOT_OFFERED_CSV)
+    offered = gcp.parse_skypilot_offered(path)
+    assert offered == {"g2-standard-4": {"us-central1"}}  # a GPU row names no machine type
+    rows = [
+        _row(common, 0.7068, "2026-08-20", name="g2-standard-4", region=region)
+        for region in ("us-central1", "europe-north1")
+    ]
+    rows += [_row(common, 5.4, "2026-08-20", name="g4-standard-48", region="europe-north1")]
+    rows += [_row(common, 0.73, "2026-05-18", name="n1-standard-8+1xT4", region="europe-north1")]
+    kept, dropped = gcp.offered_only(rows, {"g2-standard-4", "g4-standard-48"}, offered)
+    assert [(r["instance_type"], r["region"]) for r in dropped] == [
+        ("g2-standard-4", "europe-north1")
+    ]
+    assert {r["instance_type"] for r in kept} == {
+        "g2-standard-4",
+        "g4-standard-48",
+        "n1-standard-8+1xT4",
+    }
+
+
+def test_gcp_price_below_googles_largest_discount_is_dropped(common):
+    gcp = _load("gcp_prices")
+    rows = [
+        _row(common, 1.0, "2026-08-20", name="g2-standard-4", model="on_demand"),
+        _row(common, 0.09, "2026-08-20", name="g2-standard-4", model="spot"),  # 91% off: allowed
+        _row(common, 0.2, "2026-08-20", name="g2-standard-4", model="reserved_3y"),  # 80% off
+        _row(common, 0.05, "2026-08-20", name="a3-highgpu-1g", model="spot"),  # no on-demand pair
+    ]
+    kept, dropped = gcp.within_discount_floor(rows)
+    assert [r["pricing_model"] for r in dropped] == ["reserved_3y"]
+    assert len(kept) == 3
+    rows[1]["amount"] = 0.08  # 92% off: more than Spot's published 60-91%
+    assert [r["pricing_model"] for r in gcp.within_discount_floor(rows)[1]] == [
+        "spot",
+        "reserved_3y",
+    ]
+
+
+def test_gcp_generator_floors_keep_its_output_clear_of_audit_errors():
+    """Nothing gcp_prices.py writes can be a discount_beyond_published error of catalog/audit.py."""
+    from catalog import audit
+
+    gcp = _load("gcp_prices")
+    for model, floor in gcp.MIN_FRACTION_OF_ON_DEMAND.items():
+        assert floor - gcp.ROUNDING >= audit.DISCOUNT_FLOORS[model][0]
+
+
+def test_gcp_regenerating_does_not_bring_back_a_region_without_the_gpu(
+    common, tmp_path, monkeypatch
+):
+    """The previous file's row for a region the zone listing does not give the type stays out."""
+    gcp = _load("gcp_prices")
+    record = {"name": "g2-standard-4", "gpu": "l4", "gpu_count": 1, "source": "curated"}
+    stale = _row(
+        common, 0.07, "2026-08-20", name="g2-standard-4", region="europe-north1", model="spot"
+    )
+    current = {"provider": {"slug": "gcp"}, "instance_types": [record], "prices": [stale]}
+    g2 = {"hour": 0.706832255, "hour_spot": 0.423956}
+    north = {"hour": 0.778293004, "hour_spot": 0.07006}
+    excerpt = {"g2-standard-4": {"l4": 1, "cpu": 4, "ram": 16}}
+    excerpt["g2-standard-4"]["cost"] = {"us-central1": g2, "europe-north1": north}
+    (tmp_path / "gcp.yaml").write_text(yaml.safe_dump(current))
+    (tmp_path / "previous.yaml").write_text(yaml.safe_dump(current))
+    (tmp_path / "excerpt.yml").write_text(yaml.safe_dump({"compute": {"instance": excerpt}}))
+    (tmp_path / "vms.csv").write_text(SKYPILOT_OFFERED_CSV)
+    monkeypatch.setattr(gcp, "TARGET", tmp_path / "gcp.yaml")
+    argv = [
+        "--pricing",
+        str(tmp_path / "excerpt.yml"),
+        "--commit",
+        "d" * 40,
+        "--date",
+        "2026-08-20",
+    ]
+    argv += ["--skypilot", str(tmp_path / "vms.csv"), "--skypilot-commit", "e" * 40]
+    argv += ["--skypilot-date", "2026-05-20", "--previous", str(tmp_path / "previous.yaml")]
+    monkeypatch.setattr(sys, "argv", ["gcp_prices.py", *argv])
+    gcp.main()
+    written = yaml.safe_load((tmp_path / "gcp.yaml").read_text())
+    assert {(r["region"], r["pricing_model"]) for r in written["prices"]} == {
+        ("us-central1", "on_demand"),
+        ("us-central1", "spot"),
+    }
+    assert [r["code"] for r in written["regions"]] == ["us-central1"]
+
+
+def test_gcp_g4_records_carry_the_gpu_share_of_the_machine_types_table():
+    gcp = _load("gcp_prices")
+    record = {
+        "name": "g4-standard-6",
+        "gpu_count": 1,
+        "gpu_sharing": "dedicated",
+        "notes": "",
+        "source": "vCPU, memory, GPU count and local SSD from pricing.yml @fd66b26; network from the GCP GPU machine types page",
+    }
+    once = gcp.with_g4_docs(record)
+    assert (once["gpu_count"], once["gpu_sharing"], once["network_gbps"]) == (
+        0.125,
+        "fractional",
+        20,
+    )
+    assert "12 GB of its 96 GB" in once["notes"] and gcp.G4_DOC_NOTE in once["source"]
+    assert "GPU count" not in once["source"].split(";")[0]  # pricing.yml no longer claims the count
+    assert gcp.with_g4_docs(once) == once  # regenerating does not repeat the citation
+    whole = gcp.with_g4_docs({**record, "name": "g4-standard-96"})
+    assert (whole["gpu_count"], whole["gpu_sharing"], whole["network_gbps"]) == (
+        2,
+        "dedicated",
+        100,
+    )
+    assert gcp.with_g4_docs({"name": "g2-standard-4", "gpu_count": 1}) == {
+        "name": "g2-standard-4",
+        "gpu_count": 1,
+    }
+
+
 # --- Alibaba (fixtures/tools/alibaba_prices.py) ------------------------------------------------------
 ALIBABA_DOC = """\
 gn6i包括的实例规格及指标数据如下表所示。
