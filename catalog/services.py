@@ -59,16 +59,23 @@ def price_normalise(
 
     A month counts 730 hours and a year 8,760 (see ``choices.HOURS_PER_UNIT``).
     """
-    if currency not in rates:
+    rate = rates.get(currency)
+    if rate is None:
         raise CatalogDataError(f"no exchange rate for currency {currency!r}")
-    if unit not in choices.HOURS_PER_UNIT:
+    hours = _HOURS.get(unit)
+    if hours is None:
         raise CatalogDataError(f"unknown unit {unit!r}")
-    usd_per_hour = Decimal(amount) * rates[currency] / Decimal(choices.HOURS_PER_UNIT[unit])
-    per_gpu = usd_per_hour / Decimal(gpu_count)
+    # Decimal(x) of a Decimal is the same number, and the ingest calls this once per record
+    # that quotes a new figure: the conversions are skipped for what already is one.
+    usd_per_hour = (amount if type(amount) is Decimal else Decimal(amount)) * rate / hours
+    per_gpu = usd_per_hour / (gpu_count if type(gpu_count) is Decimal else Decimal(gpu_count))
     return (
         usd_per_hour.quantize(SIX_PLACES, ROUND_HALF_UP),
         per_gpu.quantize(SIX_PLACES, ROUND_HALF_UP),
     )
+
+
+_HOURS = {unit: Decimal(hours) for unit, hours in choices.HOURS_PER_UNIT.items()}
 
 
 # --- Prices: one validation, one definition of "changed" -------------------------------------
@@ -81,10 +88,28 @@ _PRICING_MODELS = frozenset(choices.PricingModel.values)
 _UNITS = frozenset(choices.PriceUnit.values)
 
 
+def price_figures_ok(
+    amount: Any, currency: str, unit: str, pricing_model: str, rates: Mapping[str, Decimal]
+) -> bool:
+    """Whether ``price_figures_problems`` would find nothing wrong, worked out without building
+    messages: the ingest asks it of every record. False only sends a caller to
+    ``price_figures_problems`` for the messages; an amount that is not a Decimal always does."""
+    return (
+        type(amount) is Decimal
+        and amount.is_finite()
+        and 0 <= amount <= MAX_AMOUNT
+        and pricing_model in _PRICING_MODELS
+        and unit in _UNITS
+        and currency in rates
+    )
+
+
 def price_figures_problems(
     *, amount: Any, currency: str, unit: str, pricing_model: str, rates: Mapping[str, Decimal]
 ) -> list[str]:
     """What is wrong with a price as quoted, each problem led by its field name; [] when fine."""
+    if price_figures_ok(amount, currency, unit, pricing_model, rates):
+        return []
     problems = []
     try:
         number = Decimal(str(amount))
