@@ -912,7 +912,7 @@ def rows_update(
     )
     fixed_params = [f.get_db_prep_save(constants[f.attname], connection) for f in fixed]
     arrays = ", ".join(["%s::bigint[]"] + [f"%s::{c.db_type(connection)}[]" for c in columns])
-    names = ", ".join(["id"] + [quote(c.column) for c in columns])
+    aliases = ", ".join(["id"] + [quote(c.column) for c in columns])
     params = [_array_literal([row["id"] for row in rows])]
     for c in columns:
         encoder = c.encoder if c.get_internal_type() == "JSONField" else None
@@ -923,7 +923,7 @@ def rows_update(
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {quote(meta.db_table)} AS p SET {assignments} "  # noqa: S608
-            f"FROM unnest({arrays}) AS v({names}) WHERE p.id = v.id",
+            f"FROM unnest({arrays}) AS v({aliases}) WHERE p.id = v.id",
             fixed_params + params,
         )
 

@@ -627,7 +627,7 @@ def prices_ingest(
                     quoted = amount if type(amount) is Decimal else Decimal(amount)
                     figures = (quoted.quantize(SIX), currency, unit, usd[0], usd[1])
                 figures_of[figure_key] = figures
-            if type(figures) is str:
+            if isinstance(figures, str):
                 report.problem(f"{record.instance_type}: {figures}")
                 continue
             previous = existing_get(key3)
