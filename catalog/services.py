@@ -951,7 +951,13 @@ def _array_literal(
             raise TypeError(f"no array literal for {type(value).__name__} {value!r}")
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
+    if not json and all(type(value) in _PLAIN_NUMBERS for value in values):
+        # ids and amounts, the usual columns: no quoting, no per-value call
+        return "{" + ",".join(map(str, values)) + "}"
     return "{" + ",".join(map(element, values)) + "}"
+
+
+_PLAIN_NUMBERS = frozenset({int, Decimal})
 
 
 # The columns ``price_change_apply`` may set on a stored price.
