@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from json import JSONEncoder
+from json import dumps as json_dumps
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -59,16 +61,23 @@ def price_normalise(
 
     A month counts 730 hours and a year 8,760 (see ``choices.HOURS_PER_UNIT``).
     """
-    if currency not in rates:
+    rate = rates.get(currency)
+    if rate is None:
         raise CatalogDataError(f"no exchange rate for currency {currency!r}")
-    if unit not in choices.HOURS_PER_UNIT:
+    hours = _HOURS.get(unit)
+    if hours is None:
         raise CatalogDataError(f"unknown unit {unit!r}")
-    usd_per_hour = Decimal(amount) * rates[currency] / Decimal(choices.HOURS_PER_UNIT[unit])
-    per_gpu = usd_per_hour / Decimal(gpu_count)
+    # Decimal(x) of a Decimal is the same number, and the ingest calls this once per record
+    # that quotes a new figure: the conversions are skipped for what already is one.
+    usd_per_hour = (amount if type(amount) is Decimal else Decimal(amount)) * rate / hours
+    per_gpu = usd_per_hour / (gpu_count if type(gpu_count) is Decimal else Decimal(gpu_count))
     return (
         usd_per_hour.quantize(SIX_PLACES, ROUND_HALF_UP),
         per_gpu.quantize(SIX_PLACES, ROUND_HALF_UP),
     )
+
+
+_HOURS = {unit: Decimal(hours) for unit, hours in choices.HOURS_PER_UNIT.items()}
 
 
 # --- Prices: one validation, one definition of "changed" -------------------------------------
@@ -81,10 +90,28 @@ _PRICING_MODELS = frozenset(choices.PricingModel.values)
 _UNITS = frozenset(choices.PriceUnit.values)
 
 
+def price_figures_ok(
+    amount: Any, currency: str, unit: str, pricing_model: str, rates: Mapping[str, Decimal]
+) -> bool:
+    """Whether ``price_figures_problems`` would find nothing wrong, worked out without building
+    messages: the ingest asks it of every record. False only sends a caller to
+    ``price_figures_problems`` for the messages; an amount that is not a Decimal always does."""
+    return (
+        type(amount) is Decimal
+        and amount.is_finite()
+        and 0 <= amount <= MAX_AMOUNT
+        and pricing_model in _PRICING_MODELS
+        and unit in _UNITS
+        and currency in rates
+    )
+
+
 def price_figures_problems(
     *, amount: Any, currency: str, unit: str, pricing_model: str, rates: Mapping[str, Decimal]
 ) -> list[str]:
     """What is wrong with a price as quoted, each problem led by its field name; [] when fine."""
+    if price_figures_ok(amount, currency, unit, pricing_model, rates):
+        return []
     problems = []
     try:
         number = Decimal(str(amount))
@@ -835,18 +862,21 @@ def rows_insert(model: Any, rows: list[dict[str, Any]]) -> None:
             fixed[f.attname] = now
         else:
             fixed[f.attname] = f.get_default()  # "" for text fields without a default
-    json_fields = {f.attname for f in fields if f.get_internal_type() == "JSONField"}
     columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-    names = [f.attname for f in fields]
+    # The column list and its defaults once; per row only a look-up per column, and a JSON
+    # wrapper only where the model has a JSON field (the rows come by the hundred thousand).
+    pairs = [(f.attname, fixed[f.attname]) for f in fields]
+    json_positions = [i for i, f in enumerate(fields) if f.get_internal_type() == "JSONField"]
     sql = f"COPY {connection.ops.quote_name(model._meta.db_table)} ({columns}) FROM STDIN"
     connection.ensure_connection()
     with connection.connection.cursor() as cursor, cursor.copy(sql) as copy:
+        write = copy.write_row
         for row in rows:
-            values = [row[n] if n in row else fixed[n] for n in names]
-            for i, n in enumerate(names):
-                if n in json_fields:
-                    values[i] = Jsonb(values[i])
-            copy.write_row(values)
+            get = row.get
+            values = [get(name, default) for name, default in pairs]
+            for i in json_positions:
+                values[i] = Jsonb(values[i])
+            write(values)
 
 
 def rows_update(
@@ -857,10 +887,11 @@ def rows_update(
     constants: dict[str, Any] | None = None,
 ) -> None:
     """Write per-row values of ``fields`` (rows given as {"id": ..., field: value}) and the same
-    ``constants`` ({attname: value}) to every row: on PostgreSQL the rows are copied (COPY) into
-    a temporary table and one ``UPDATE ... FROM`` it writes them all (bulk_update's CASE WHEN
-    grows with the square of the batch; a VALUES list costs psycopg seconds to assemble),
-    elsewhere bulk_update."""
+    ``constants`` ({attname: value}) to every row: on PostgreSQL one ``UPDATE ... FROM
+    unnest(...)`` whose columns are sent as one array literal each (bulk_update's CASE WHEN
+    grows with the square of the batch; a VALUES list costs psycopg seconds to assemble; a
+    temporary table filled by COPY costs its CREATE and DROP, ~2 ms of catalog writes, on every
+    call, more than the update of a provider's few changed prices), elsewhere bulk_update."""
     if not rows:
         return
     constants = constants or {}
@@ -871,40 +902,62 @@ def rows_update(
         names = fields + [model._meta.get_field(a).name for a in constants if a not in fields]
         model.objects.bulk_update(objs, names, batch_size=500)
         return
-    from psycopg.types.json import Jsonb
-
     meta = model._meta
     quote = connection.ops.quote_name
     columns = [meta.get_field(name) for name in fields]
-    json_columns = {c.attname for c in columns if c.get_internal_type() == "JSONField"}
     fixed = [f for f in meta.concrete_fields if f.attname in constants]
     assignments = ", ".join(
         [f"{quote(c.column)} = v.{quote(c.column)}" for c in columns]
         + [f"{quote(f.column)} = %s" for f in fixed]
     )
     fixed_params = [f.get_db_prep_save(constants[f.attname], connection) for f in fixed]
-    temp = quote(f"rows_update_{meta.db_table}")
-    definitions = ", ".join(
-        ["id bigint"] + [f"{quote(c.column)} {c.db_type(connection)}" for c in columns]
-    )
-    column_list = ", ".join(quote(c.column) for c in columns)
-    connection.ensure_connection()
+    arrays = ", ".join(["%s::bigint[]"] + [f"%s::{c.db_type(connection)}[]" for c in columns])
+    aliases = ", ".join(["id"] + [quote(c.column) for c in columns])
+    params = [_array_literal([row["id"] for row in rows])]
+    for c in columns:
+        encoder = c.encoder if c.get_internal_type() == "JSONField" else None
+        json_column = c.get_internal_type() == "JSONField"
+        params.append(
+            _array_literal([row[c.attname] for row in rows], json=json_column, encoder=encoder)
+        )
     with connection.cursor() as cursor:
-        cursor.execute(f"DROP TABLE IF EXISTS {temp}")
-        cursor.execute(f"CREATE TEMP TABLE {temp} ({definitions})")
-        with cursor.cursor.copy(f"COPY {temp} (id, {column_list}) FROM STDIN") as copy:
-            for row in rows:
-                values = [row["id"]]
-                for column in columns:
-                    value = row[column.attname]
-                    values.append(Jsonb(value) if column.attname in json_columns else value)
-                copy.write_row(values)
         cursor.execute(
             f"UPDATE {quote(meta.db_table)} AS p SET {assignments} "  # noqa: S608
-            f"FROM {temp} AS v WHERE p.id = v.id",
-            fixed_params,
+            f"FROM unnest({arrays}) AS v({aliases}) WHERE p.id = v.id",
+            fixed_params + params,
         )
-        cursor.execute(f"DROP TABLE {temp}")
+
+
+def _array_literal(
+    values: list[Any], *, json: bool = False, encoder: type[JSONEncoder] | None = None
+) -> str:
+    """A PostgreSQL array literal of ``values`` (None as NULL; text, times and JSON quoted, with
+    backslashes and double quotes escaped), cast by the caller to the column's array type.
+    ``json``: every value is a JSON document (a JSON column may hold a bare string), written
+    with the column's ``encoder``."""
+
+    def element(value: Any) -> str:
+        if value is None:
+            return "NULL"
+        if json:
+            value = json_dumps(value, cls=encoder)
+        elif value is True or value is False:
+            return "t" if value else "f"
+        elif isinstance(value, int | float | Decimal):
+            return str(value)
+        elif isinstance(value, datetime | date):
+            value = value.isoformat()
+        elif not isinstance(value, str):
+            raise TypeError(f"no array literal for {type(value).__name__} {value!r}")
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    if not json and all(type(value) in _PLAIN_NUMBERS for value in values):
+        # ids and amounts, the usual columns: no quoting, no per-value call
+        return "{" + ",".join(map(str, values)) + "}"
+    return "{" + ",".join(map(element, values)) + "}"
+
+
+_PLAIN_NUMBERS = frozenset({int, Decimal})
 
 
 # The columns ``price_change_apply`` may set on a stored price.

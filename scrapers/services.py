@@ -42,6 +42,7 @@ from catalog.selectors import currency_rates_latest
 from catalog.services import (
     CatalogDataError,
     price_figures_changed,
+    price_figures_ok,
     price_figures_problems,
     price_history_values,
     price_normalise,
@@ -378,13 +379,46 @@ def _rows(queryset: QuerySet[Any, Any]) -> list[tuple[Any, ...]]:
         return cursor.fetchall()
 
 
+def _stored_prices(instance_ids: list[int], region_ids: list[int]) -> list[tuple[Any, ...]]:
+    """The stored prices of these instance types in these regions, as ``_STORED_FIELDS`` tuples,
+    locked (FOR UPDATE) for the ingest's transaction.
+
+    On PostgreSQL the ids go as two array literals (``= ANY``): Django's ``IN`` lists of
+    thousands of placeholders cost more to build and for psycopg to split than the query runs.
+    Elsewhere the same query through the ORM (SQLite has no row locks; its write lock is the
+    transaction's).
+    """
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT id, instance_type_id, region_id, pricing_model, amount, currency, unit, "
+                "usd_per_hour, usd_per_gpu_hour, gone_at, locked, extra::text, missed_runs "
+                "FROM catalog_price WHERE instance_type_id = ANY(%s::bigint[]) "
+                "AND region_id = ANY(%s::bigint[]) FOR UPDATE",
+                [_id_array(instance_ids), _id_array(region_ids)],
+            )
+            return cursor.fetchall()
+    return list(
+        Price.objects.select_for_update()
+        .filter(instance_type_id__in=instance_ids, region_id__in=region_ids)
+        .order_by()
+        # extra as its JSON text: parsed only when a record brings an extra to compare (a JSON
+        # field's converter would parse every row's).
+        .annotate(extra_text=Cast("extra", TextField()))
+        .values_list(*_STORED_FIELDS)
+    )
+
+
+def _id_array(ids: list[int]) -> str:
+    """A PostgreSQL array literal of integer ids (``{1,2,3}``): psycopg's list dumper costs a
+    microsecond an element, the join a tenth of that."""
+    return "{" + ",".join(map(str, map(int, ids))) + "}"
+
+
 def _stored_extra(row: tuple[Any, ...]) -> dict[str, Any]:
     """A stored price's extra, from the JSON text the ingest reads."""
     text = row[_EXTRA]
     return {} if text == "{}" else json.loads(text)
-
-
-_UNSEEN: Any = object()
 
 
 def _validate(record: PriceRecord, rates: dict[str, Decimal]) -> str | None:
@@ -471,18 +505,7 @@ def prices_ingest(
         # (30-140 ms a call at 250,000 prices).
         existing: dict[tuple[int, int, str], tuple[Any, ...]] = {
             (row[_INSTANCE], row[_REGION], row[_MODEL]): row
-            for row in _rows(
-                Price.objects.select_for_update()
-                .filter(
-                    instance_type_id__in=[pk for pk, _ in instances.values()],
-                    region_id__in=list(regions.values()),
-                )
-                .order_by()
-                # extra as its JSON text: parsed only when a record brings an extra to compare
-                # (a JSON field's converter would parse every row's).
-                .annotate(extra_text=Cast("extra", TextField()))
-                .values_list(*_STORED_FIELDS)
-            )
+            for row in _stored_prices([pk for pk, _ in instances.values()], list(regions.values()))
         }
         seen: set[tuple] = set()
         unmatched_names: set[str] = set()
@@ -492,35 +515,47 @@ def prices_ingest(
         touched: list[int] = []  # existing prices seen again, figures unchanged
         history: list[dict] = []
         held: list[QuarantinedPrice] = []
-        problems_of: dict[tuple, str | None] = {}  # quote -> _validate's answer
-        # (quote, GPU count) -> (amount, currency, unit, usd_per_hour, usd_per_gpu_hour) as
-        # stored (the order of _STORED_FIELDS), or the normalisation's problem
+        # (amount, currency, unit, GPU count) -> (amount, currency, unit, usd_per_hour,
+        # usd_per_gpu_hour) as stored (the order of _STORED_FIELDS), or the normalisation's
+        # problem. Keyed by value: equal numbers normalise to the same quantised figures.
         figures_of: dict[tuple, tuple[Any, ...] | str] = {}
         covered_regions: set[int] = set()
         scraper = choices.PriceSource.SCRAPER
         report.records_seen = len(records)
+        unchanged = 0
+        # Bound once: this loop runs per record, and a refresh that finds nothing moved spends
+        # most of its Python time here (bench/RESULTS.md, "Ingest ... 2026-12-01 evening").
+        figures_ok = price_figures_ok
+        normalise = price_normalise
+        seen_add = seen.add
+        touch = touched.append
+        regions_get = regions.get
+        instances_get = instances.get
+        existing_get = existing.get
+        figures_get = figures_of.get
+        cover = covered_regions.add
 
         for record in records:
-            if record.extra and record.extra.get("component"):
+            extra = record.extra
+            if extra and extra.get("component"):
                 # A component price (e.g. GCP's per-GPU rate without its host VM) is not an
                 # instance price: counted as seen, never stored as one.
                 continue
-            # Validation and normalisation depend only on the quoted figures (and the run's
-            # rates), which repeat across regions and runs: each distinct quote is worked out once.
-            quote = (type(record.amount), str(record.amount), record.currency, record.unit)
-            check_key = (
-                *quote,
-                record.pricing_model,
-                type(record.gpu_count),
-                str(record.gpu_count),
-            )
-            problem = problems_of.get(check_key, _UNSEEN)
-            if problem is _UNSEEN:
-                problem = problems_of[check_key] = _validate(record, rates)
-            if problem:
-                report.problem(f"{record.instance_type} {record.region}: {problem}")
-                continue
-            region_id = regions.get(record.region)
+            amount, currency, unit = record.amount, record.currency, record.unit
+            pricing_model, count = record.pricing_model, record.gpu_count
+            # The checks of _validate without its messages, for the usual record; any doubt
+            # (another type, a count that is not a positive finite Decimal) takes _validate.
+            if not (
+                figures_ok(amount, currency, unit, pricing_model, rates)
+                and type(count) is Decimal
+                and count.is_finite()
+                and count > 0
+            ):
+                problem = _validate(record, rates)
+                if problem:
+                    report.problem(f"{record.instance_type} {record.region}: {problem}")
+                    continue
+            region_id = regions_get(record.region)
             if region_id is None:
                 report.problem(f"{record.instance_type}: unknown region {record.region!r}")
                 if record.region not in unknown_regions:
@@ -531,8 +566,8 @@ def prices_ingest(
                         kind=choices.UnmatchedKind.REGION,
                     )  # fmt: skip
                 continue
-            covered_regions.add(region_id)
-            instance = instances.get(record.instance_type)
+            cover(region_id)
+            instance = instances_get(record.instance_type)
             if instance is None:
                 if gpu_maps is None:
                     gpus = {gpu.pk: gpu for gpu in GPU.objects.all()}
@@ -571,31 +606,31 @@ def prices_ingest(
                 )
                 instance = instances[created.name] = (created.pk, created.gpu_count)
             instance_id, gpu_count = instance
-            key3 = (instance_id, region_id, record.pricing_model)
+            key3 = (instance_id, region_id, pricing_model)
             if key3 in seen:
                 report.problem(
-                    f"{record.instance_type} {record.region} {record.pricing_model}: duplicate record"
+                    f"{record.instance_type} {record.region} {pricing_model}: duplicate record"
                 )
                 continue
-            seen.add(key3)
-            figure_key = (*quote, gpu_count)
-            figures = figures_of.get(figure_key)
+            seen_add(key3)
+            figure_key = (amount, currency, unit, gpu_count)
+            figures = figures_get(figure_key)
             if figures is None:
                 try:
-                    usd = price_normalise(
-                        amount=Decimal(record.amount), currency=record.currency, unit=record.unit,
-                        gpu_count=gpu_count, rates=rates,
+                    usd = normalise(
+                        amount=amount, currency=currency, unit=unit, gpu_count=gpu_count,
+                        rates=rates,
                     )  # fmt: skip
                 except CatalogDataError as exc:
                     figures = str(exc)
                 else:
-                    amount = Decimal(record.amount).quantize(SIX)
-                    figures = (amount, record.currency, record.unit, usd[0], usd[1])
+                    quoted = amount if type(amount) is Decimal else Decimal(amount)
+                    figures = (quoted.quantize(SIX), currency, unit, usd[0], usd[1])
                 figures_of[figure_key] = figures
             if isinstance(figures, str):
                 report.problem(f"{record.instance_type}: {figures}")
                 continue
-            previous = existing.get(key3)
+            previous = existing_get(key3)
             if previous is not None:
                 if previous[_LOCKED]:
                     report.locked += 1
@@ -603,12 +638,13 @@ def prices_ingest(
                 # The usual case of a refresh: seen again, every figure as stored, nothing
                 # else to tell (not gone, no new extra, not zero: zero is always quarantined).
                 if (
-                    previous[_AMOUNT:_EXTRA] == (*figures, None, False)
+                    previous[_AMOUNT:_GONE] == figures
+                    and previous[_GONE] is None
                     and figures[3]
-                    and (not record.extra or record.extra == _stored_extra(previous))
+                    and (not extra or extra == _stored_extra(previous))
                 ):
-                    touched.append(previous[_ID])
-                    report.unchanged += 1
+                    touch(previous[_ID])
+                    unchanged += 1
                     continue
             amount, currency, unit, usd_per_hour, usd_per_gpu_hour = figures
             reason = _suspicious(
@@ -621,7 +657,7 @@ def prices_ingest(
                         scrape_run=run,
                         instance_type_id=instance_id,
                         region_id=region_id,
-                        pricing_model=record.pricing_model,
+                        pricing_model=pricing_model,
                         amount=amount,
                         currency=currency,
                         unit=unit,
@@ -642,9 +678,9 @@ def prices_ingest(
                 # writing them (see catalog.services.rows_insert).
                 row = {
                     "instance_type_id": instance_id, "region_id": region_id,
-                    "pricing_model": record.pricing_model, "observed_at": observed_at,
+                    "pricing_model": pricing_model, "observed_at": observed_at,
                     "source": scraper, "scrape_run_id": run.pk,
-                    "source_url": record.extra.get("source_url", ""), "extra": record.extra,
+                    "source_url": extra.get("source_url", ""), "extra": extra,
                     **values,
                 }  # fmt: skip
                 creates.append(row)
@@ -661,18 +697,19 @@ def prices_ingest(
                 if previous[_GONE] is not None
                 else (choices.PriceEvent.CHANGED if price_figures_changed(stored, values) else None)
             )
-            extra = record.extra or stored_extra
+            extra = extra or stored_extra
             if moved or extra != stored_extra:
                 rewrites.append({"id": previous[_ID], **values, "extra": extra})
             else:
-                touched.append(previous[_ID])
+                touch(previous[_ID])
             if event:
                 # The row as the writes below leave it: these figures, seen now.
                 stored.update(values, observed_at=observed_at)
                 history.append(_history_row(stored, event, previous[_AMOUNT], run))
                 report.changed += 1
             else:
-                report.unchanged += 1
+                unchanged += 1
+        report.unchanged = unchanged
 
         # Prices this source covers (same regions and pricing models) but no longer lists.
         gone_after = settings.SCRAPE_GONE_AFTER_RUNS
@@ -750,9 +787,9 @@ def _seen_again_write(ids: list[int], values: dict[str, Any]) -> None:
                 "UPDATE catalog_price SET observed_at = %s, source = %s, scrape_run_id = %s, "
                 "updated_at = CASE WHEN gone_at IS NOT NULL OR missed_runs <> 0 OR source <> %s "
                 "THEN %s ELSE updated_at END, missed_runs = 0, gone_at = NULL "
-                "WHERE id = ANY(%s)",
+                "WHERE id = ANY(%s::bigint[])",
                 [values["observed_at"], values["source"], values["scrape_run_id"],
-                 values["source"], now, ids],
+                 values["source"], now, _id_array(ids)],
             )  # fmt: skip
         return
     for batch in _batches(ids):

@@ -10,10 +10,17 @@ from catalog.gpu_names import normalise_gpu_name
 from catalog.models import GPUAlias, Price, PriceHistory
 from catalog.selectors import gpu_alias_resolve
 from catalog.services import (
+    MAX_AMOUNT,
+    SIX_PLACES,
     CatalogDataError,
+    price_figures_ok,
+    price_figures_problems,
+    price_history_values,
     price_normalise,
     price_sheet_import,
     price_upsert,
+    rows_insert,
+    rows_update,
     unmatched_gpu_name_map,
     unmatched_gpu_name_record,
 )
@@ -177,3 +184,83 @@ def test_price_sheet_refuses_amounts_the_database_cannot_hold(slot, amount):
 def test_price_sheet_missing_columns_is_rejected(db):
     report = price_sheet_import(text="provider,amount\naws,1\n")
     assert not report.applied and "missing column" in report.errors[0]
+
+
+# --- The bulk row writers and the ingest's quick check -----------------------------------
+
+AWKWARD_TEXT = 'a "quoted", {braced} back\\slash\ttab\nline NULL'
+
+
+@pytest.mark.parametrize(
+    "amount",
+    [Decimal("0"), Decimal("-0"), Decimal("12.5"), MAX_AMOUNT, MAX_AMOUNT + SIX_PLACES,
+     Decimal("-1"), Decimal("NaN"), Decimal("sNaN"), Decimal("Infinity"), Decimal("1E+30")],
+)  # fmt: skip
+@pytest.mark.parametrize(
+    ("currency", "unit", "pricing_model"),
+    [("USD", "hour", "on_demand"), ("CNY", "month", "spot"), ("XXX", "hour", "on_demand"),
+     ("USD", "week", "on_demand"), ("USD", "hour", "weekly")],
+)  # fmt: skip
+def test_the_quick_check_agrees_with_the_full_one(amount, currency, unit, pricing_model):
+    """price_figures_ok is the ingest's check of every record: it must say yes exactly when
+    price_figures_problems finds nothing (a Decimal amount; any other type takes the full one)."""
+    problems = price_figures_problems(
+        amount=amount, currency=currency, unit=unit, pricing_model=pricing_model, rates=RATES
+    )
+    assert price_figures_ok(amount, currency, unit, pricing_model, RATES) == (problems == [])
+
+
+@pytest.mark.parametrize("amount", [12, 12.5, "12.5", None])
+def test_the_quick_check_sends_other_types_to_the_full_one(amount):
+    assert not price_figures_ok(amount, "USD", "hour", "on_demand", RATES)
+
+
+def test_rows_update_and_insert_write_awkward_values_as_given(slot):
+    """rows_update sends columns as array literals and rows_insert as COPY rows on PostgreSQL
+    (bulk_update and bulk_create elsewhere): quotes, braces, backslashes, tabs, newlines, the
+    word NULL, None, JSON strings and times come back as they went in."""
+    upsert(slot, "80")
+    price = Price.objects.get(instance_type=slot["instance_type"])
+    gone = T0 + timedelta(hours=5)
+    rows_update(
+        Price,
+        [
+            {
+                "id": price.pk, "amount": Decimal("81.5"), "source_url": AWKWARD_TEXT,
+                "source_note": "", "extra": {"note": AWKWARD_TEXT, "n": [1, None]},
+                "gone_at": gone, "locked": True, "missed_runs": 3, "scrape_run_id": None,
+            }
+        ],
+        ["amount", "source_url", "source_note", "extra", "gone_at", "locked", "missed_runs",
+         "scrape_run_id"],
+        constants={"currency": "CNY"},
+    )  # fmt: skip
+    price.refresh_from_db()
+    assert (price.amount, price.source_url, price.source_note) == (
+        Decimal("81.5"),
+        AWKWARD_TEXT,
+        "",
+    )
+    assert price.extra == {"note": AWKWARD_TEXT, "n": [1, None]}
+    assert (price.gone_at, price.locked, price.missed_runs) == (gone, True, 3)
+    assert price.currency == "CNY" and price.scrape_run_id is None
+    rows_update(Price, [{"id": price.pk, "extra": "just a string", "gone_at": None}],
+                ["extra", "gone_at"])  # fmt: skip
+    price.refresh_from_db()
+    assert price.extra == "just a string" and price.gone_at is None
+
+    values = price_history_values(
+        {"instance_type_id": price.instance_type_id, "region_id": price.region_id,
+         "pricing_model": price.pricing_model, "amount": None, "currency": "USD", "unit": "hour",
+         "usd_per_hour": None, "usd_per_gpu_hour": None, "observed_at": gone},
+        event="disappeared", previous_amount=Decimal("81.5"), source=AWKWARD_TEXT[:16],
+        scrape_run_id=None,
+    )  # fmt: skip
+    rows_insert(PriceHistory, [values])
+    row = PriceHistory.objects.get(event="disappeared", region=slot["region"])
+    assert (row.amount, row.previous_amount, row.source) == (
+        None,
+        Decimal("81.5"),
+        AWKWARD_TEXT[:16],
+    )
+    assert row.observed_at == gone and row.recorded_at is not None
