@@ -126,6 +126,34 @@ def test_aws_vantage_table_keeps_regions_and_maps_the_reserved_term(tmp_path):
     }
 
 
+def test_aws_capacity_blocks_keep_gpu_types_in_regions_and_cite_the_commit(tmp_path):
+    aws = _load("aws_prices")
+    reading = {
+        "metadata": {"last_updated": "2026-07-22T07:14:56Z"},
+        "instance_types": {
+            "p5e.48xlarge": {
+                "pricing": [
+                    {"region_code": "us-east-2", "hourly_rate_usd": 47.76},
+                    {"region_code": "us-west-2-phx-2a", "hourly_rate_usd": 47.76},  # Local Zone
+                ]
+            },
+            "u-p6e-gb200x36": {  # an UltraServer unit, not an instance type
+                "pricing": [{"region_code": "us-east-1", "hourly_rate_usd": 380.952}]
+            },
+            "trn1.32xlarge": {"pricing": [{"region_code": "us-east-1", "hourly_rate_usd": 9.5}]},
+        },
+    }
+    path = tmp_path / "pricing.json"
+    path.write_text(json.dumps(reading), encoding="utf-8")
+    when, table = aws.parse_capacity_blocks(path)
+    assert (when, table) == ("2026-07-22", {("p5e.48xlarge", "us-east-2"): 47.76})
+    (row,) = aws.capacity_block_rows(table, "b3a54aee92b6" + "0" * 28, when, {"p5e.48xlarge"})
+    assert row["pricing_model"] == "capacity_block" and row["unit"] == "hour"
+    assert row["amount"] == 47.76 and str(row["observed_at"]) == "2026-07-22"
+    assert "@b3a54aee9" in row["source"] and row["source_url"].endswith("/data/pricing.json")
+    assert aws.capacity_block_rows(table, "b3a54aee92b6" + "0" * 28, when, set()) == []
+
+
 def test_aws_vantage_raw_records_read_linux_standard_no_upfront_terms(tmp_path):
     aws = _load("aws_prices")
     records = [
