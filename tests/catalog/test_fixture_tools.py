@@ -6,6 +6,7 @@ from their folder the way they run.
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import sys
@@ -152,6 +153,52 @@ def test_aws_capacity_blocks_keep_gpu_types_in_regions_and_cite_the_commit(tmp_p
     assert row["amount"] == 47.76 and str(row["observed_at"]) == "2026-07-22"
     assert "@b3a54aee9" in row["source"] and row["source_url"].endswith("/data/pricing.json")
     assert aws.capacity_block_rows(table, "b3a54aee92b6" + "0" * 28, when, set()) == []
+
+
+def test_aws_capacity_block_refresh_replaces_only_those_rows_and_adds_the_types_they_need(
+    tmp_path, monkeypatch
+):
+    aws = _load("aws_prices")
+    monkeypatch.setattr(aws, "TARGET", tmp_path / "aws.yaml")
+    old = {"instance_type": "p5.48xlarge", "region": "us-east-1", "currency": "USD", "unit": "hour",
+           "observed_at": date(2026, 3, 1), "source": "old", "source_url": "https://x"}  # fmt: skip
+    current = {
+        "provider": {"slug": "aws"},
+        "regions": [],
+        "instance_types": [{"name": "p5.48xlarge", "gpu": "h100-sxm"}],
+        "prices": [
+            {**old, "pricing_model": "on_demand", "amount": 55.04},
+            {**old, "pricing_model": "capacity_block", "amount": 31.464},
+        ],
+    }
+    labels = {
+        "p5e.48xlarge": {
+            "instance-family": "p5e", "instance-gpu-memory": "144384", "instance-gpu-name": "h200",
+            "instance-gpu-count": "8", "instance-network-bandwidth": "3200000", "instance-cpu": "192",
+            "instance-memory": "2097152", "instance-local-nvme": "30400", "efa": "1",
+        }
+    }  # fmt: skip
+    blocks = {("p5.48xlarge", "us-east-1"): 41.528, ("p5e.48xlarge", "us-east-2"): 47.76}
+    args = argparse.Namespace(
+        types_commit="692ccdd06" + "0" * 31,
+        capacity_blocks_commit="b3a54aee9" + "0" * 31,
+        capacity_blocks_date="2026-07-22",
+    )
+    curated = {row["name"]: row for row in current["instance_types"]}
+    aws.refresh_capacity_blocks(current, curated, labels, blocks, args)
+    written = yaml.safe_load(aws.TARGET.read_text(encoding="utf-8"))
+    rows = {(p["instance_type"], p["region"], p["pricing_model"]): p for p in written["prices"]}
+    assert rows[("p5.48xlarge", "us-east-1", "on_demand")]["amount"] == 55.04  # kept as it was
+    assert rows[("p5.48xlarge", "us-east-1", "capacity_block")]["amount"] == 41.528  # replaced
+    assert rows[("p5e.48xlarge", "us-east-2", "capacity_block")]["amount"] == 47.76
+    p5e = next(t for t in written["instance_types"] if t["name"] == "p5e.48xlarge")
+    assert (p5e["gpu"], p5e["gpu_count"], p5e["vcpus"], p5e["ram_gib"]) == (
+        "h200-sxm",
+        8,
+        192,
+        2048,
+    )
+    assert [r["code"] for r in written["regions"]] == ["us-east-1", "us-east-2"]
 
 
 def test_aws_vantage_raw_records_read_linux_standard_no_upfront_terms(tmp_path):
