@@ -21,6 +21,9 @@ class PricingModel(StrEnum):
     YEARLY = "yearly"
     RESERVED_1Y = "reserved_1y"
     RESERVED_3Y = "reserved_3y"
+    # A short reservation of whole days booked ahead for a fixed start (AWS EC2 Capacity Blocks
+    # for ML), stored as its effective hourly rate.
+    CAPACITY_BLOCK = "capacity_block"
 
 
 # The catalog's labels for each pricing model: English in the admin and the API's choices,
@@ -32,11 +35,21 @@ PRICING_MODEL_LABELS = {
     PricingModel.YEARLY: gettext_noop("Yearly subscription"),
     PricingModel.RESERVED_1Y: gettext_noop("Reserved, 1 year"),
     PricingModel.RESERVED_3Y: gettext_noop("Reserved, 3 years"),
+    PricingModel.CAPACITY_BLOCK: gettext_noop("Capacity block (days, booked ahead)"),
 }
-# Commitment terms: paid for a month, a year or more up front.
+# Commitment terms: paid up front for whole days (a capacity block), a month, a year or more.
 COMMITMENT_PRICING_MODELS = (
     PricingModel.MONTHLY,
     PricingModel.YEARLY,
     PricingModel.RESERVED_1Y,
     PricingModel.RESERVED_3Y,
+    PricingModel.CAPACITY_BLOCK,
+)
+# Weighed by the planner only when a request names them in ``pricing``: a capacity block is a
+# rate card for a reservation that must be searched for and booked for a start date, not an
+# offer one can launch now (docs/api.md#capacity-blocks).
+ON_REQUEST_PRICING_MODELS = (PricingModel.CAPACITY_BLOCK,)
+# The planner's pricing models when a request names none.
+DEFAULT_PLANNER_PRICING_MODELS = tuple(
+    model for model in PricingModel if model not in ON_REQUEST_PRICING_MODELS
 )

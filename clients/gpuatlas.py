@@ -606,6 +606,7 @@ PRICING_MODELS: tuple[str, ...] = (
     "yearly",
     "reserved_1y",
     "reserved_3y",
+    "capacity_block",
 )
 OBJECTIVES: tuple[str, ...] = ("cheapest", "fastest", "cheapest_hourly")
 # --- End of the generated options. ---

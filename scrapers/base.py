@@ -196,8 +196,10 @@ class Scraper:
         """Pricing models this source publishes as configured; only these can be marked gone.
 
         Override when a model depends on configuration (e.g. AWS spot needs a spot source).
+        Capacity blocks are left out: no scraper reads them yet (fixtures/tools/aws_prices.py
+        curates them), so a refresh must not mark the curated rates gone.
         """
-        return frozenset(model.value for model in PricingModel)
+        return frozenset(model.value for model in PricingModel) - {PricingModel.CAPACITY_BLOCK}
 
     # --- to implement ------------------------------------------------------------------
     def fetch(self, client: HttpClient) -> Iterator[Page]:

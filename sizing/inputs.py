@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catalog.pricing import PricingModel
+from catalog.pricing import DEFAULT_PLANNER_PRICING_MODELS, PricingModel
 
 
 def gettext_noop(text: str) -> str:
@@ -51,6 +51,9 @@ OBJECTIVES = ("cheapest", "fastest", "cheapest_hourly")  # the first is the defa
 # on the point estimate; unset: settings.SIZING_FIT_ON (default high).
 FIT_ON = ("high", "point")
 PRICING_MODELS = tuple(model.value for model in PricingModel)  # listed once: catalog/pricing.py
+# What the planner weighs when a request names no pricing model: every model but capacity blocks,
+# which are weighed only when named (catalog.pricing.ON_REQUEST_PRICING_MODELS, docs/api.md).
+DEFAULT_PRICING_MODELS = tuple(model.value for model in DEFAULT_PLANNER_PRICING_MODELS)
 
 
 @dataclass(frozen=True)
@@ -329,9 +332,10 @@ CONSTRAINTS: tuple[Field, ...] = (
         "pricing",
         "list",
         gettext_noop("Pricing models"),
-        "None given: all, with commitment terms only for long enough runs.",
+        "None given: all but capacity_block (weighed only when named), with commitment terms "
+        "only for long enough runs.",
         PRICING_MODELS,
-        default=PRICING_MODELS,
+        default=DEFAULT_PRICING_MODELS,
     ),
     Field(
         "max_usd_per_hour",

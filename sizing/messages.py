@@ -32,6 +32,7 @@ _PRICING_MODEL_WORDS = {
         PricingModel.YEARLY: "包年",
         PricingModel.RESERVED_1Y: "1 年预留",
         PricingModel.RESERVED_3Y: "3 年预留",
+        PricingModel.CAPACITY_BLOCK: "容量块",
     },
 }
 

@@ -262,10 +262,15 @@ PRICE_STALE_AFTER_DAYS = env.int("PRICE_STALE_AFTER_DAYS", default=30)
 # marketplace prices move daily, list prices monthly (PRICE_STALE_AFTER_DAYS, for every pricing
 # model not named here), commitment terms yearly. Past it a price is stale: list prices are still
 # ranked (flagged), spot and marketplace prices are left out unless the caller asks for them.
+# Capacity blocks are a rate card AWS re-prices at scheduled reviews about every three months (its
+# pricing page names the next one; the monthly readings of koyakimu/ec2-capacity-blocks-for-ml-
+# pricing-json: unchanged 2026-01-31 to 03-01, every H100/H200/B200/B300 rate moved by 07-22). A
+# reading may be a review old within weeks, so it is flagged after a month, as list prices are.
 # Override some or all: PRICE_SHELF_LIFE_DAYS="spot=3,marketplace=2,on_demand=14".
 PRICE_SHELF_LIFE_DAYS = {
     "spot": 7,
     "marketplace": 7,
+    "capacity_block": 31,
     "yearly": 365,
     "reserved_1y": 365,
     "reserved_3y": 365,

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, overload
 
 from ..estimator import GPUSpec
-from ..inputs import PRICING_MODELS
+from ..inputs import DEFAULT_PRICING_MODELS
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +78,7 @@ class Constraints:
     regions: tuple[str, ...] = ()
     countries: tuple[str, ...] = ()
     mainland_china: bool | None = None
-    pricing: tuple[str, ...] = PRICING_MODELS
+    pricing: tuple[str, ...] = DEFAULT_PRICING_MODELS  # capacity blocks only when named
     # Commitment terms are weighed without a known run length only when asked for by name.
     pricing_explicit: bool = False
     max_usd_per_hour: float | None = None

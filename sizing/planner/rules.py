@@ -42,6 +42,8 @@ TERM_HOURS: dict[str, float] = {
     PricingModel.YEARLY: 8760.0,
     PricingModel.RESERVED_1Y: 8760.0,
     PricingModel.RESERVED_3Y: 26280.0,
+    # AWS books Capacity Blocks in whole days (CapacityDurationHours in multiples of 24).
+    PricingModel.CAPACITY_BLOCK: 24.0,
 }
 MIN_TERM_USE = 0.5
 NODE_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128)

@@ -69,3 +69,12 @@ def test_mapping_an_unmatched_name_creates_the_alias(curator):
     assert response.status_code == 302
     assert GPUAlias.objects.get(normalised=item.normalised).gpu == gpu
     assert UnmatchedGPUName.objects.get(pk=item.pk).mapped_to == gpu
+
+
+def test_price_changelist_filters_on_capacity_blocks(curator):
+    url = reverse("admin:catalog_price_changelist")
+    assert "Capacity block (days, booked ahead)" in curator.get(url).content.decode()
+    response = curator.get(url + "?pricing_model__exact=capacity_block")
+    assert response.status_code == 200
+    shown = response.context["cl"].result_count
+    assert shown == Price.objects.filter(pricing_model="capacity_block").count() > 0

@@ -6,6 +6,7 @@ from their folder the way they run.
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import sys
@@ -124,6 +125,80 @@ def test_aws_vantage_table_keeps_regions_and_maps_the_reserved_term(tmp_path):
         ("g6e.xlarge", "us-east-1"): {"on_demand": 1.861, "reserved_1y": 1.17243},
         ("g6e.xlarge", "eu-north-1"): {"on_demand": 1.97},
     }
+
+
+def test_aws_capacity_blocks_keep_gpu_types_in_regions_and_cite_the_commit(tmp_path):
+    aws = _load("aws_prices")
+    reading = {
+        "metadata": {"last_updated": "2026-07-22T07:14:56Z"},
+        "instance_types": {
+            "p5e.48xlarge": {
+                "pricing": [
+                    {"region_code": "us-east-2", "hourly_rate_usd": 47.76},
+                    {"region_code": "us-west-2-phx-2a", "hourly_rate_usd": 47.76},  # Local Zone
+                ]
+            },
+            "u-p6e-gb200x36": {  # an UltraServer unit, not an instance type
+                "pricing": [{"region_code": "us-east-1", "hourly_rate_usd": 380.952}]
+            },
+            "trn1.32xlarge": {"pricing": [{"region_code": "us-east-1", "hourly_rate_usd": 9.5}]},
+        },
+    }
+    path = tmp_path / "pricing.json"
+    path.write_text(json.dumps(reading), encoding="utf-8")
+    when, table = aws.parse_capacity_blocks(path)
+    assert (when, table) == ("2026-07-22", {("p5e.48xlarge", "us-east-2"): 47.76})
+    (row,) = aws.capacity_block_rows(table, "b3a54aee92b6" + "0" * 28, when, {"p5e.48xlarge"})
+    assert row["pricing_model"] == "capacity_block" and row["unit"] == "hour"
+    assert row["amount"] == 47.76 and str(row["observed_at"]) == "2026-07-22"
+    assert "@b3a54aee9" in row["source"] and row["source_url"].endswith("/data/pricing.json")
+    assert aws.capacity_block_rows(table, "b3a54aee92b6" + "0" * 28, when, set()) == []
+
+
+def test_aws_capacity_block_refresh_replaces_only_those_rows_and_adds_the_types_they_need(
+    tmp_path, monkeypatch
+):
+    aws = _load("aws_prices")
+    monkeypatch.setattr(aws, "TARGET", tmp_path / "aws.yaml")
+    old = {"instance_type": "p5.48xlarge", "region": "us-east-1", "currency": "USD", "unit": "hour",
+           "observed_at": date(2026, 3, 1), "source": "old", "source_url": "https://x"}  # fmt: skip
+    current = {
+        "provider": {"slug": "aws"},
+        "regions": [],
+        "instance_types": [{"name": "p5.48xlarge", "gpu": "h100-sxm"}],
+        "prices": [
+            {**old, "pricing_model": "on_demand", "amount": 55.04},
+            {**old, "pricing_model": "capacity_block", "amount": 31.464},
+        ],
+    }
+    labels = {
+        "p5e.48xlarge": {
+            "instance-family": "p5e", "instance-gpu-memory": "144384", "instance-gpu-name": "h200",
+            "instance-gpu-count": "8", "instance-network-bandwidth": "3200000", "instance-cpu": "192",
+            "instance-memory": "2097152", "instance-local-nvme": "30400", "efa": "1",
+        }
+    }  # fmt: skip
+    blocks = {("p5.48xlarge", "us-east-1"): 41.528, ("p5e.48xlarge", "us-east-2"): 47.76}
+    args = argparse.Namespace(
+        types_commit="692ccdd06" + "0" * 31,
+        capacity_blocks_commit="b3a54aee9" + "0" * 31,
+        capacity_blocks_date="2026-07-22",
+    )
+    curated = {row["name"]: row for row in current["instance_types"]}
+    aws.refresh_capacity_blocks(current, curated, labels, blocks, args)
+    written = yaml.safe_load(aws.TARGET.read_text(encoding="utf-8"))
+    rows = {(p["instance_type"], p["region"], p["pricing_model"]): p for p in written["prices"]}
+    assert rows[("p5.48xlarge", "us-east-1", "on_demand")]["amount"] == 55.04  # kept as it was
+    assert rows[("p5.48xlarge", "us-east-1", "capacity_block")]["amount"] == 41.528  # replaced
+    assert rows[("p5e.48xlarge", "us-east-2", "capacity_block")]["amount"] == 47.76
+    p5e = next(t for t in written["instance_types"] if t["name"] == "p5e.48xlarge")
+    assert (p5e["gpu"], p5e["gpu_count"], p5e["vcpus"], p5e["ram_gib"]) == (
+        "h200-sxm",
+        8,
+        192,
+        2048,
+    )
+    assert [r["code"] for r in written["regions"]] == ["us-east-1", "us-east-2"]
 
 
 def test_aws_vantage_raw_records_read_linux_standard_no_upfront_terms(tmp_path):

@@ -114,6 +114,23 @@ def test_catalog_size_and_every_instance_priced():
     assert models["on_demand"] and models["spot"] and (models["monthly"] or models["reserved_1y"])
 
 
+def test_aws_capacity_blocks_load_and_bring_p5e():
+    blocks = Price.objects.filter(
+        instance_type__provider__slug="aws", pricing_model="capacity_block"
+    ).select_related("instance_type", "region")
+    assert blocks.count() >= 50
+    assert all("ec2-capacity-blocks-for-ml-pricing-json" in p.source_url for p in blocks)
+    p5e = {
+        p.region.code: float(p.usd_per_hour)
+        for p in blocks
+        if p.instance_type.name == "p5e.48xlarge"
+    }
+    assert p5e["us-east-2"] == pytest.approx(47.76)
+    assert (
+        InstanceType.objects.get(provider__slug="aws", name="p5e.48xlarge").gpu.slug == "h200-sxm"
+    )
+
+
 def test_price_normalisation_is_consistent():
     for price in Price.objects.select_related("instance_type")[:2000]:
         per_gpu = float(price.usd_per_hour) / float(price.instance_type.gpu_count)

@@ -267,3 +267,15 @@ def test_a_rate_move_alone_rewrites_usd_without_a_changed_row(world):
     assert price.usd_per_hour == (Decimal(80) * rate.usd_per_unit * 2).quantize(Decimal("0.000001"))
     moved = refresh(world, [rec(81, currency="CNY")])
     assert moved.changed == 1 and events(world) == ["appeared", "changed"]
+
+
+def test_a_refresh_leaves_curated_capacity_blocks_alone_and_accepts_them_when_sent(world):
+    refresh(world, [rec(32), rec(20, model="capacity_block")])
+    assert prices(world) == {"on_demand": Decimal("32"), "capacity_block": Decimal("20")}
+    # A source that does not publish capacity blocks (every scraper today) does not mark them gone.
+    refresh(world, [rec(32)])
+    assert prices(world) == {"on_demand": Decimal("32"), "capacity_block": Decimal("20")}
+    assert "disappeared" not in events(world)
+    run = refresh(world, [rec(32), rec(20, model="capacity_blocks")])  # misspelt: skipped, said
+    assert run.status == "partial" and "pricing_model: 'capacity_blocks'" in run.error
+    assert prices(world) == {"on_demand": Decimal("32"), "capacity_block": Decimal("20")}
