@@ -6,6 +6,7 @@ import bisect
 import contextlib
 import hashlib
 import logging
+import os
 import threading
 import time
 import weakref
@@ -698,23 +699,95 @@ def catalog_version() -> str:
 
 # This process's last fingerprint and when (time.monotonic) the query that read it started.
 _version_read: tuple[float, str] | None = None
+_version_lock = threading.Lock()
+# The background reader (CATALOG_VERSION_BACKGROUND): (process id, thread); when a request last
+# asked (time.monotonic); set when a request asks while the reader sleeps for want of requests.
+_version_reader: tuple[int, threading.Thread] | None = None
+_version_asked = 0.0
+_version_wanted = threading.Event()
+# The reader reads again once the fingerprint it holds is this fraction of the max age old, so
+# that a request finds one younger than the max age while the query (~50 ms) runs; it stops
+# reading when no request asked for this many max ages.
+_VERSION_READ_AT = 0.7
+_VERSION_IDLE_AFTER = 10
 
 
 def catalog_version_recent() -> str:
     """``catalog_version()``, read at most once per ``CATALOG_VERSION_MAX_AGE_S`` seconds per
-    process (0: every call). The fingerprint counts every price row, ~50 ms at 250,000 prices
+    process (0: every call). The fingerprint counts every price row, ~40-50 ms at 250,000 prices
     (bench/RESULTS.md), which every recommendation, cached or not, paid; a catalog change is
     now seen up to that many seconds later, and an answer still comes from one whole version.
+
+    With ``CATALOG_VERSION_BACKGROUND`` a thread of the process reads it again before it ages
+    out, while requests keep coming, so no request waits for the query (one in ten did, at ten
+    requests a second); a request reads it itself only when the one held is too old (the first
+    after a quiet spell, or a reader that fell behind).
     """
-    global _version_read
     max_age = settings.CATALOG_VERSION_MAX_AGE_S
     started = time.monotonic()
+    if max_age > 0 and settings.CATALOG_VERSION_BACKGROUND:
+        _version_keep_fresh(started)
     read = _version_read
     if max_age > 0 and read is not None and 0 <= started - read[0] < max_age:
         return read[1]
     version = catalog_version()
-    _version_read = (started, version)
+    _version_store(started, version)
     return version
+
+
+def _version_store(started: float, version: str) -> None:
+    """Keep ``version`` read at ``started`` unless a read that started later is already kept."""
+    global _version_read
+    with _version_lock:
+        if _version_read is None or _version_read[0] <= started:
+            _version_read = (started, version)
+
+
+def _version_keep_fresh(now: float) -> None:
+    """Note that a request asked, and start this process's reader if it has none (a forked
+    worker does not inherit its master's threads)."""
+    global _version_asked, _version_reader
+    _version_asked = now
+    reader = _version_reader
+    if reader is not None and reader[0] == os.getpid() and reader[1].is_alive():
+        if not _version_wanted.is_set():
+            _version_wanted.set()
+        return
+    with _version_lock:
+        reader = _version_reader
+        if reader is None or reader[0] != os.getpid() or not reader[1].is_alive():
+            thread = threading.Thread(
+                target=_version_reader_loop, name="catalog-version", daemon=True
+            )
+            _version_reader = (os.getpid(), thread)
+            thread.start()
+    _version_wanted.set()
+
+
+def _version_reader_loop() -> None:
+    """Read the fingerprint again whenever the one held is ``_VERSION_READ_AT`` of the max age
+    old, while requests ask for it; sleep until one asks after a quiet spell."""
+    while True:
+        max_age = settings.CATALOG_VERSION_MAX_AGE_S
+        now = time.monotonic()
+        if max_age <= 0 or now - _version_asked > _VERSION_IDLE_AFTER * max_age:
+            with contextlib.suppress(Exception):
+                connection.close()  # a quiet process holds no connection for it
+            _version_wanted.clear()
+            _version_wanted.wait()
+            continue
+        read = _version_read
+        wait = 0.0 if read is None else read[0] + _VERSION_READ_AT * max_age - now
+        if wait > 0:
+            time.sleep(wait)
+            continue
+        try:
+            _version_store(now, catalog_version())
+        except Exception:  # requests read it themselves meanwhile
+            logger.warning("catalog fingerprint read failed", exc_info=True)
+            with contextlib.suppress(Exception):
+                connection.close()  # this thread's own connection; a new one next time
+            time.sleep(max_age)
 
 
 # The newest observation among a book's offers, worked out once per book (one catalog version).
