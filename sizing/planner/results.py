@@ -54,6 +54,10 @@ class Rejections:
         room = self.max_examples - len(entry["examples"])
         entry["examples"].extend(example(item) for item in items[: max(room, 0)])
 
+    def room(self, reason: str) -> bool:
+        """Whether the next offer rejected for ``reason`` gets an example written."""
+        return len(self.by_reason.get(reason, {}).get("examples", ())) < self.max_examples
+
     def count(self, reason: str) -> int:
         return int(self.by_reason.get(reason, {}).get("count", 0))
 

@@ -51,6 +51,8 @@ from .steps import (
     NoFit,
     NoThroughput,
     OverMax,
+    Shape,
+    ShapeStep,
     _device,
     _EstimateCache,
     _Profile,
@@ -287,7 +289,67 @@ class _Planner:
             key, step = _best_step(usd[row], offer, route, self.objective)
             yield key, row, offer, step
 
-    def walk(self, group: _Group, entries: Sequence[int]) -> tuple[Callable[[], Stream], int, int]:
+    def capped(
+        self, group: _Group, entries: Sequence[int]
+    ) -> tuple[Callable[[], Stream], int, tuple[float, ...]] | None:
+        """``walk`` for a group under an hourly cap alone (no max_total_usd) that ``passes``
+        vouches for, decided on node counts and prices only: returns its deferred stream
+        factory, how many offers pass, and the lower bound of its keys; None when that does not
+        apply (``walk`` decides).
+
+        Every fitting node count passes the limits the price leaves alone, so an offer passes
+        iff its price x the first fitting node count is within the cap (larger counts cost more
+        per hour): the offers past that cut are rejected as over the hourly cap when the walk's
+        last node count fits (its estimate only for an example), else for why that count does
+        not fit, as ``walk`` rejects them. The node counts themselves are estimated only if the
+        ranking reaches the group."""
+        c = self.c
+        cap = c.max_usd_per_hour
+        if cap is None or c.max_total_usd is not None:
+            return None
+        usd = self.book.columns.usd
+        first = group.first
+        profile = self.profile(group.hardware, first)
+        lead = self.passes(profile, first, prune=usd[entries[0]] > 0)
+        if lead is None:
+            return None
+        fitting: Shape | None = None
+        last: tuple[int, ShapeStep] | None = None
+        index = weighed = 0
+        while (shape := profile.shape(index)) is not None and not isinstance(shape, OverMax):
+            if fitting is None and isinstance(shape, Shape):
+                fitting, weighed = shape, index + 1
+            last = (index, shape)
+            index += 1
+        assert fitting is not None and last is not None, "passes() found a fitting node count"
+        n = len(entries)
+        nodes = fitting.nodes
+
+        def over(i: int) -> bool:
+            return usd[entries[i]] * nodes > cap
+
+        passed = bisect.bisect_left(range(n), True, key=over)
+        self.considered += weighed * n  # the node counts that decided it
+        if passed < n:
+            offers = _OffersOf(self.book, entries[passed:])
+            at, shape = last
+            if isinstance(shape, NoFit):
+                self.reject_failure(Failure(shape.reason, shape), offers)
+            else:
+                reason = R.OVER_MAX_USD_PER_HOUR  # its price x more nodes is over the cap too
+                step = profile.step(at) if self.rejected.room(reason) else None
+                self.reject_failure(Failure(reason, step), offers)
+        bound = (lead * usd[entries[0]] * (1 - _BOUND_SLACK),)
+
+        def make() -> Stream:
+            stream, _, _ = self.walk(group, entries, count=False)
+            return stream()
+
+        return make, passed, bound
+
+    def walk(
+        self, group: _Group, entries: Sequence[int], *, count: bool = True
+    ) -> tuple[Callable[[], Stream], int, int]:
         """A group under price limits (max_usd_per_hour, max_total_usd): which node counts pass
         depends on each offer's price. Rejects the offers nothing passes for, and returns a
         factory of streams of the others (in key order), how many passed and how many node
@@ -379,7 +441,7 @@ class _Planner:
             leads = [_entry_key(1.0, group.first, step, objective)[0] for step in passing]
             segments.append((start, end, _Route(0, passing, _contenders(passing, leads), None)))
             start = end
-        if passed < n:
+        if passed < n and count:
             offers = _OffersOf(self.book, entries[passed:])
             if terminal is not None or last is None or last[0] not in ("ok", "pending"):
                 self.reject_failure(terminal or (Failure(*last) if last else None), offers)
@@ -436,8 +498,12 @@ class _Planner:
             make: Callable[[], Stream]
             bound: tuple[float, ...] | None = None
             if self.price_limits:
-                make, passed, counted = self.walk(group, entries)
-                self.considered += counted
+                capped = self.capped(group, entries)
+                if capped is not None:
+                    make, passed, bound = capped
+                else:
+                    make, passed, counted = self.walk(group, entries)
+                    self.considered += counted
             else:
                 profile = self.profile(group.hardware, first)
                 # A free offer ties every total, so it needs every node count weighed.
