@@ -143,6 +143,7 @@ class _Planner:
         self.considered = 0
         self.cards: dict[int, GPUSpec] = {}  # a 24 GB and an 80 GB GPU among the offers asked about
         self.floors: dict[tuple[int, int], float | None] = {}  # (device id, nodes) -> floor
+        self.leads: dict[int, float | None] = {}  # id(profile) -> what passes() found
         self.book = OfferBook([])  # the book being planned over (run)
 
     def profile(self, hardware: HardwareKey, offer: Offer) -> _Profile:
@@ -188,17 +189,22 @@ class _Planner:
             or not prune
         ):
             return None
+        key = id(profile)
+        if key in self.leads:
+            return self.leads[key]
         index = 0
         while (shape := profile.shape(index)) is not None and isinstance(shape, NoFit):
             index += 1
-        if shape is None or isinstance(shape, OverMax):
-            return None  # nothing fits: the route fails, and says why
-        floor = self.floor(profile, shape.nodes)
-        if floor is None:
-            return None  # no throughput figure: the route ends there, and says so
-        if self.objective == "cheapest_hourly":
-            return float(shape.nodes)
-        return floor / profile.gpus_per_node
+        lead: float | None = None
+        # Nothing fits, or no throughput figure: the route fails, and says why.
+        if shape is not None and not isinstance(shape, OverMax):
+            floor = self.floor(profile, shape.nodes)
+            if floor is not None and self.objective == "cheapest_hourly":
+                lead = float(shape.nodes)
+            elif floor is not None:
+                lead = floor / profile.gpus_per_node
+        self.leads[key] = lead
+        return lead
 
     def floor(self, profile: _Profile, nodes: int) -> float | None:
         """``gpu_hours_floor`` of the profile's device at ``nodes``, once per run."""

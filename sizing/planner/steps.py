@@ -107,9 +107,18 @@ class _EstimateCache:
         self._cache: dict[tuple[object, ...], tuple[str | None, Estimate]] = {}
         self._by_sharding: dict[str, Workload] = {}
         self._memory: dict[tuple[int, int], tuple[str | None, float]] = {}
+        self._sharded_for: dict[tuple[int, int], Workload] = {}
 
     def _sharded(self, gpu: GPUSpec, gpu_count: int) -> Workload:
-        """The workload with the sharding it runs with on ``gpu_count`` x ``gpu``."""
+        """The workload with the sharding it runs with on ``gpu_count`` x ``gpu`` (once per
+        device and count: ``choose_sharding`` hashes the workload and the GPU on every call)."""
+        key = (id(gpu), gpu_count)  # devices live as long as the planning run
+        sharded = self._sharded_for.get(key)
+        if sharded is None:
+            sharded = self._sharded_for[key] = self._sharding(gpu, gpu_count)
+        return sharded
+
+    def _sharding(self, gpu: GPUSpec, gpu_count: int) -> Workload:
         workload = self.workload
         sharding = workload.sharding
         if sharding is None and workload.task != "inference":
