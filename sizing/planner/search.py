@@ -96,7 +96,7 @@ _BOUND_SLACK = 1e-6
 
 
 def _lazy_merge(sources: Sequence[Source]) -> Stream:
-    """The items of every source's stream in rising (key, row) order, as ``heapq.merge`` of them
+    """The items of every source's stream in rising (key, price id) order, as ``heapq.merge`` of them
     all gives them; a source with a bound is not expanded (``make()`` not called) until every
     item below its bound has been given, so a consumer that stops early never pays for it."""
     heap: list[tuple[Any, ...]] = []
@@ -286,14 +286,15 @@ class _Planner:
         return entries
 
     def stream(self, entries: Sequence[int], route: _Route) -> Stream:
-        """(key, row, offer, step) for each offer of a group, in rising key order; each offer is
-        built as the stream reaches it."""
+        """(key, price id, offer, step) for each offer of a group, in rising (key, price id)
+        order (equal keys in price-id order, however the book's rows lie); each offer is built
+        as the stream reaches it."""
         book = self.book
-        usd = book.columns.usd
+        usd, price_id = book.columns.usd, book.columns.price_id
         for row in entries:
             offer = book.offer(row)
             key, step = _best_step(usd[row], offer, route, self.objective)
-            yield key, row, offer, step
+            yield key, price_id[row], offer, step
 
     def capped(
         self, group: _Group, entries: Sequence[int]
