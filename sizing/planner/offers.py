@@ -537,13 +537,20 @@ class OfferBook:
             touched.setdefault((kinds[kind][2], model), []).append(row)
         book._machines = machines
         groups = dict(self._groups)
-        dead = columns.dead
+        dead, usd, ids = columns.dead, columns.usd, columns.price_id
+
+        def price_order(row: int) -> tuple[float, int]:
+            return usd[row], ids[row]
+
         for where, arriving in touched.items():
             group = groups.pop(where, None)
+            # The group's kept rows stay in price order; the few arriving are put in their
+            # places (a group spans providers: re-sorting it would cost what it holds).
             rows = [row for row in group.entries if not dead[row]] if group else []
-            rows += arriving
+            for row in sorted(arriving, key=price_order):
+                bisect.insort(rows, row, key=price_order)
             if rows:
-                groups[where] = book._group(where[0], rows, ordered=False)
+                groups[where] = book._group(where[0], rows, in_price_order=True)
         book._groups = groups
         book._list_groups()
         named = self._kinds_named
@@ -554,16 +561,18 @@ class OfferBook:
         book._set_fresh_until()
         return book
 
-    def _group(self, hardware: HardwareKey, rows: Sequence[int], ordered: bool = True) -> _Group:
-        """The group of ``rows`` (in price-id order unless not ``ordered``), in price order, its
-        stale rows split off."""
+    def _group(
+        self, hardware: HardwareKey, rows: Sequence[int], *, in_price_order: bool = False
+    ) -> _Group:
+        """The group of ``rows`` (in price-id order, or already in price order), in price order
+        (equal prices in price-id order), its stale rows split off."""
         columns = self.columns
-        if not ordered:
-            rows = sorted(rows, key=columns.price_id.__getitem__)
-        # Stable: equal prices stay in price-id order.
-        group = _Group(
-            hardware, columns.offer(rows[0]), array("i", sorted(rows, key=columns.usd.__getitem__))
-        )
+        if in_price_order:
+            first = min(rows, key=columns.price_id.__getitem__)
+            entries = array("i", rows)
+        else:  # stable: equal prices stay in price-id order
+            first, entries = rows[0], array("i", sorted(rows, key=columns.usd.__getitem__))
+        group = _Group(hardware, columns.offer(first), entries)
         group.split_stale(columns.stale, columns.volatile)
         return group
 
