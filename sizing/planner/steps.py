@@ -283,19 +283,6 @@ class _Profile:
             self.shapes.append(OverMax(nodes, total))
             self._done = True
             return
-        # Inside one node the network between nodes plays no part: machines that differ only
-        # in their NICs share the estimate.
-        one_node = nodes == 1
-        topology = Topology(
-            gpu_count=total,
-            gpus_per_node=self.gpus_per_node,
-            intra_node=self.intra,
-            intra_bandwidth_gb_s=offer.intra_bandwidth_gb_s,
-            inter_node_rdma=offer.inter_rdma and not one_node,
-            inter_node_gbps=None
-            if one_node
-            else offer.network_gbps or (None if offer.inter_rdma else PLAIN_NETWORK_GBPS),
-        )
         sharding, memory = self.cache.memory(self.device, total)
         limit = self.capacity * (1 - self.cache.headroom)
         high = memory * self.cache.fit_factor
@@ -310,4 +297,17 @@ class _Profile:
             )
             self.shapes.append(NoFit(nodes, total, sharding, memory, reason))
             return
+        # Inside one node the network between nodes plays no part: machines that differ only
+        # in their NICs share the estimate.
+        one_node = nodes == 1
+        topology = Topology(
+            gpu_count=total,
+            gpus_per_node=self.gpus_per_node,
+            intra_node=self.intra,
+            intra_bandwidth_gb_s=offer.intra_bandwidth_gb_s,
+            inter_node_rdma=offer.inter_rdma and not one_node,
+            inter_node_gbps=None
+            if one_node
+            else offer.network_gbps or (None if offer.inter_rdma else PLAIN_NETWORK_GBPS),
+        )
         self.shapes.append(Shape(nodes, total, sharding, memory, topology))
