@@ -518,8 +518,8 @@ class OfferBook:
             return OfferBook(columns, version=version)
         book = OfferBook.__new__(OfferBook)
         book.columns, book.version, book._width = columns, version, width
-        book._gpu_index = None  # built again on first use
         old_kinds, kinds = self.columns.kinds, columns.kinds
+        book._gpu_index = self._gpu_index_updated(columns, dropped, added)
         machines = dict(self._machines)
         touched: dict[tuple[HardwareKey, int], list[int]] = {}
         for row in dropped:  # an instance type's rows all go (its provider's are read again)
@@ -560,6 +560,31 @@ class OfferBook:
             bisect.insort(book._kinds_named, kind, key=lambda k: (kinds[k][0][0], kinds[k][1][0]))
         book._set_fresh_until()
         return book
+
+    def _gpu_index_updated(
+        self, columns: OfferColumns, dropped: Sequence[int], added: Sequence[int]
+    ) -> dict[str, list[int]] | None:
+        """This book's index by GPU (when built) for ``updated``'s book: the lists of the GPUs
+        the changed providers' offers leave or join worked out again, the others shared."""
+        index = self._gpu_index
+        if index is None:
+            return None  # built on first use
+        gpus, ids, dead = columns.gpus, columns.price_id, columns.dead
+        old_kinds, kinds = self.columns.kinds, columns.kinds
+        arriving: dict[str, list[int]] = {}
+        touched = {gpus[old_kinds[columns.kind[row]][1][1]].slug for row in dropped}
+        for row in added:
+            arriving.setdefault(gpus[kinds[columns.kind[row]][1][1]].slug, []).append(row)
+        updated = dict(index)
+        for slug in touched | arriving.keys():
+            rows = [row for row in index.get(slug, ()) if not dead[row]]
+            if slug in arriving:
+                rows = sorted(rows + arriving[slug], key=ids.__getitem__)
+            if rows:
+                updated[slug] = rows
+            else:
+                updated.pop(slug, None)
+        return updated
 
     def _group(
         self, hardware: HardwareKey, rows: Sequence[int], *, in_price_order: bool = False

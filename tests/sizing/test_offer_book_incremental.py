@@ -91,7 +91,8 @@ def _arrangement(book: OfferBook) -> tuple:
         for key, rows in book._machines.items()
         if rows
     }
-    return groups, index, machines, book.fresh_until, book.newest_observed_at, len(book)
+    by_gpu = {gpu.slug: priced(book.gpu_rows(gpu.slug)) for gpu in columns.gpus}
+    return groups, index, machines, by_gpu, book.fresh_until, book.newest_observed_at, len(book)
 
 
 def _refresh_one_provider(now) -> int:
@@ -148,12 +149,14 @@ def test_a_book_arranged_from_the_held_one_equals_one_arranged_from_scratch():
     now = timezone.now()
     held, _ = selectors._read(now, None)
     held_book = OfferBook(held.columns)
+    held_book.gpu_rows("h100-sxm")  # a compare built the index by GPU: the update carries it over
     _refresh_one_provider(now)
     updated, _ = selectors._read(now, held)
     assert updated.dropped and updated.added  # the changed provider's old rows die, new appended
     assert all(updated.columns.dead[row] for row in updated.dropped)
     assert not any(held.columns.dead)  # the held book's columns are untouched
     book = held_book.updated(updated.columns, updated.dropped, updated.added)
+    assert book._gpu_index is not None
     scratch = OfferBook(updated.columns)
     assert scratch.columns is not updated.columns  # arranged from scratch: compacted
     assert len(book.groups) > 10
