@@ -105,32 +105,46 @@ def main() -> None:
 
 
 def _time_update(selectors: Any) -> None:
-    """Time bringing a kept reading up to date after one provider's refresh, and a full read."""
+    """Time bringing a kept book up to date after one provider's refresh (read that provider
+    again, ``OfferBook.updated``: what a worker's ``_swap_in`` does), three times in a row as
+    refreshes come, against a full read and arrangement."""
     from django.db.models import Count, F
     from django.utils import timezone
 
     from catalog.models import Price, Provider
 
     held, _ = selectors._read(timezone.now(), None)
+    book = selectors.OfferBook(held.columns)
     busiest = (
         Price.objects.current()
         .values("instance_type__provider_id", "instance_type__provider__slug")
         .annotate(n=Count("id"))
         .order_by("-n")[0]
     )
-    Provider.objects.filter(pk=busiest["instance_type__provider_id"]).update(
-        prices_version=F("prices_version") + 1
-    )
-    for label, base in (("one provider refreshed", held), ("whole catalog", None)):
-        start, cpu = time.perf_counter(), time.process_time()
-        reading, reread = selectors._read(timezone.now(), base)
-        book = selectors.OfferBook(reading.columns)
-        print(
-            f"book up to date, {label} ({busiest['instance_type__provider__slug']}: "
-            f"{busiest['n']:,} prices; providers read again: "
-            f"{'all' if reread is None else reread}): {1000 * (time.perf_counter() - start):.0f} ms "
-            f"(CPU {1000 * (time.process_time() - cpu):.0f} ms), {len(book):,} offers"
+    name = f"{busiest['instance_type__provider__slug']}: {busiest['n']:,} prices"
+    for _ in range(3):
+        Provider.objects.filter(pk=busiest["instance_type__provider_id"]).update(
+            prices_version=F("prices_version") + 1
         )
+        start, cpu = time.perf_counter(), time.process_time()
+        reading, reread = selectors._read(timezone.now(), held)
+        read, read_cpu = time.perf_counter(), time.process_time()
+        book = book.updated(reading.columns, reading.dropped, reading.added)
+        print(
+            f"book up to date, one provider refreshed ({name}; providers read again: {reread}): "
+            f"{1000 * (time.perf_counter() - start):.0f} ms (CPU {1000 * (time.process_time() - cpu):.0f} ms; "
+            f"read {1000 * (read - start):.0f} ms, CPU {1000 * (read_cpu - cpu):.0f}), "
+            f"{len(book):,} offers, {reading.columns.dead_count:,} dead rows"
+        )
+        held = reading
+    start, cpu = time.perf_counter(), time.process_time()
+    reading, reread = selectors._read(timezone.now(), None)
+    book = selectors.OfferBook(reading.columns)
+    print(
+        f"book read and arranged from scratch (providers read again: all): "
+        f"{1000 * (time.perf_counter() - start):.0f} ms "
+        f"(CPU {1000 * (time.process_time() - cpu):.0f} ms), {len(book):,} offers"
+    )
 
 
 def _rss_mib() -> float:

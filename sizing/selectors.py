@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import hashlib
 import logging
+import os
 import threading
 import time
-import weakref
 from array import array
 from collections import defaultdict
 from collections.abc import Iterator, Sequence, Sized
@@ -29,7 +28,7 @@ from catalog.querysets import MARKETPLACE, price_is_volatile, shelf_life_days
 from .estimator import Estimate, GPUSpec, Workload, estimate
 from .messages import DEFAULT_LANGUAGE, Message, MessageCode, message_dict, message_render
 from .planner import Constraints, Offer, OfferBook, Plan, PlanResult, Rejections, plan
-from .planner.offers import OfferColumns, instant, instant_us, tail_hardware_key
+from .planner.offers import OfferColumns, instant_us, tail_hardware_key
 from .planner.rules import _billed_amount
 from .uncertainty import Spread, ranges, spread
 
@@ -81,9 +80,9 @@ class _Reading:
     gpus: GPUValues
     shared: Fingerprint
     providers: dict[int, Fingerprint]
-    # Read on a base: each base row's row here (-1: its provider was read again) and the rows of
-    # the offers read again, for OfferBook.updated.
-    remap: array[int] | None = None
+    # Read on a base: the base's rows of the providers read again (dead here) and the rows of
+    # their offers read again (appended), for OfferBook.updated.
+    dropped: list[int] | None = None
     added: list[int] | None = None
 
 
@@ -167,8 +166,8 @@ def _read(now: datetime, base: _Reading | None) -> tuple[_Reading, int | None]:
         }
         moves: list[Any] = []
         columns = _read_columns(now, base.gpus, base.columns, changed, base.columns.gpus, moves)
-        remap, added = moves
-        return _Reading(columns, base.gpus, shared, providers, remap, added), len(changed)
+        dropped, added = moves
+        return _Reading(columns, base.gpus, shared, providers, dropped, added), len(changed)
 
 
 def _read_columns(
@@ -194,12 +193,12 @@ def _read_columns(
     else:
         assert changed is not None
         slugs = set(Provider.objects.filter(pk__in=changed).values_list("slug", flat=True))
-        kept = [head[0] not in slugs for head, _, _ in base.kinds]
-        kept_rows = array("i", [row for row, kind in enumerate(base.kind) if kept[kind]])
-        columns = base.take(kept_rows)
-        # Own copies of the tables this read changes (the held book keeps answering from its).
-        columns.kinds, columns.models = list(base.kinds), list(base.models)
-        columns.kind_ids = dict(base.kind_ids)
+        # Columns of its own (the held book keeps answering from the base's), every row where
+        # it was; the changed providers' rows die, their offers read again are appended.
+        columns = base.copy()
+        dropped = columns.kill_kinds(
+            [kind for kind, (head, _, _) in enumerate(base.kinds) if head[0] in slugs]
+        )
         kept_count = len(columns)
         instances = instances.filter(provider_id__in=changed)
         prices = prices.filter(instance_type__provider_id__in=changed)
@@ -265,6 +264,7 @@ def _read_columns(
     add_stale_at, add_stale, add_volatile = (
         columns.stale_at.append, columns.stale.append, columns.volatile.append,
     )  # fmt: skip
+    add_dead = columns.dead.append
     for pk, instance_id, region_id, pricing_model, usd, observed in rows.iterator(
         chunk_size=_PRICE_CHUNK
     ):
@@ -290,31 +290,26 @@ def _read_columns(
         add_stale_at(observed + life)
         add_stale(observed + life <= cutoff)
         add_volatile(volatile)
+        add_dead(0)
     if base is None:
         _drop_unpriced_kinds(columns)
+        columns.index_kinds()
     else:
-        # Book order is price-id order, however the book was put together: the providers read
-        # again (in id order, after the kept offers) are merged back into the kept ones.
-        ids = columns.price_id
-        order = array("i")
-        at = 0
-        for row in range(kept_count, len(ids)):
-            place = bisect.bisect_left(ids, ids[row], 0, kept_count)
-            if place > at:
-                order.extend(range(at, place))
-                at = place
-            order.append(row)
-        order.extend(range(at, kept_count))
-        columns = columns.take(order)
-        columns.restamp(now)
-        if moves is not None:  # where each offer went, for OfferBook.updated
-            final = array("i", bytes(4 * len(order)))
-            for at, row in enumerate(order):
-                final[row] = at
-            remap = array("i", [-1]) * len(base)
-            for at, row in enumerate(kept_rows):
-                remap[row] = final[at]
-            moves[:] = [remap, sorted(final[kept_count:])]
+        kind_rows = columns.kind_rows
+        for row in range(kept_count, len(columns)):  # their instance types' rows were all dropped
+            kind = columns.kind[row]
+            rows = kind_rows.get(kind)
+            if rows is None:
+                rows = kind_rows[kind] = array("i")
+            rows.append(row)
+        if len(columns) > kept_count:
+            columns.ordered = False
+        # The kept offers' stale flags as of ``now`` (a C-speed check; set again only when one
+        # moved: the book is then arranged again, see _swap_in).
+        if not columns.stale_flags_current(now):
+            columns.restamp(now)
+        if moves is not None:  # what changed, for OfferBook.updated
+            moves[:] = [dropped, list(range(kept_count, len(columns)))]
     return columns
 
 
@@ -412,16 +407,21 @@ def _swap_in(key: BookKey, now: datetime) -> _Held:
     if (
         held is not None
         and base is not None
-        and reading.remap is not None
+        and reading.dropped is not None
         and reading.added is not None
         and held.book.columns is base.columns
         and held.built_at <= now
         and (held.book.fresh_until is None or now < held.book.fresh_until)
+        and reading.columns.dead_count <= reading.columns.live
     ):
         # No kept offer's stale flag moved: only what the changed providers touch is arranged.
-        book = held.book.updated(reading.columns, reading.remap, reading.added, version=key[0])
+        book = held.book.updated(reading.columns, reading.dropped, reading.added, version=key[0])
     else:
+        # Arranged from scratch, the dead rows left out (once they outnumber the live ones, so
+        # an update's columns grow to at most twice the book's).
         book = OfferBook(reading.columns, version=key[0])
+        if book.columns is not reading.columns:
+            reading = replace(reading, columns=book.columns)
     _book = _Held(key, book, now, book.fresh_until, reading)
     logger.info(
         "offer book: %d offers read in %.2f s (%s)", len(book), time.perf_counter() - started,
@@ -698,27 +698,95 @@ def catalog_version() -> str:
 
 # This process's last fingerprint and when (time.monotonic) the query that read it started.
 _version_read: tuple[float, str] | None = None
+_version_lock = threading.Lock()
+# The background reader (CATALOG_VERSION_BACKGROUND): (process id, thread); when a request last
+# asked (time.monotonic); set when a request asks while the reader sleeps for want of requests.
+_version_reader: tuple[int, threading.Thread] | None = None
+_version_asked = 0.0
+_version_wanted = threading.Event()
+# The reader reads again once the fingerprint it holds is this fraction of the max age old, so
+# that a request finds one younger than the max age while the query (~50 ms) runs; it stops
+# reading when no request asked for this many max ages.
+_VERSION_READ_AT = 0.7
+_VERSION_IDLE_AFTER = 10
 
 
 def catalog_version_recent() -> str:
     """``catalog_version()``, read at most once per ``CATALOG_VERSION_MAX_AGE_S`` seconds per
-    process (0: every call). The fingerprint counts every price row, ~50 ms at 250,000 prices
+    process (0: every call). The fingerprint counts every price row, ~40-50 ms at 250,000 prices
     (bench/RESULTS.md), which every recommendation, cached or not, paid; a catalog change is
     now seen up to that many seconds later, and an answer still comes from one whole version.
+
+    With ``CATALOG_VERSION_BACKGROUND`` a thread of the process reads it again before it ages
+    out, while requests keep coming, so no request waits for the query (one in ten did, at ten
+    requests a second); a request reads it itself only when the one held is too old (the first
+    after a quiet spell, or a reader that fell behind).
     """
-    global _version_read
     max_age = settings.CATALOG_VERSION_MAX_AGE_S
     started = time.monotonic()
+    if max_age > 0 and settings.CATALOG_VERSION_BACKGROUND:
+        _version_keep_fresh(started)
     read = _version_read
     if max_age > 0 and read is not None and 0 <= started - read[0] < max_age:
         return read[1]
     version = catalog_version()
-    _version_read = (started, version)
+    _version_store(started, version)
     return version
 
 
-# The newest observation among a book's offers, worked out once per book (one catalog version).
-_as_of: weakref.WeakKeyDictionary[OfferBook, datetime | None] = weakref.WeakKeyDictionary()
+def _version_store(started: float, version: str) -> None:
+    """Keep ``version`` read at ``started`` unless a read that started later is already kept."""
+    global _version_read
+    with _version_lock:
+        if _version_read is None or _version_read[0] <= started:
+            _version_read = (started, version)
+
+
+def _version_keep_fresh(now: float) -> None:
+    """Note that a request asked, and start this process's reader if it has none (a forked
+    worker does not inherit its master's threads)."""
+    global _version_asked, _version_reader
+    _version_asked = now
+    reader = _version_reader
+    if reader is not None and reader[0] == os.getpid() and reader[1].is_alive():
+        if not _version_wanted.is_set():
+            _version_wanted.set()
+        return
+    with _version_lock:
+        reader = _version_reader
+        if reader is None or reader[0] != os.getpid() or not reader[1].is_alive():
+            thread = threading.Thread(
+                target=_version_reader_loop, name="catalog-version", daemon=True
+            )
+            _version_reader = (os.getpid(), thread)
+            thread.start()
+    _version_wanted.set()
+
+
+def _version_reader_loop() -> None:
+    """Read the fingerprint again whenever the one held is ``_VERSION_READ_AT`` of the max age
+    old, while requests ask for it; sleep until one asks after a quiet spell."""
+    while True:
+        max_age = settings.CATALOG_VERSION_MAX_AGE_S
+        now = time.monotonic()
+        if max_age <= 0 or now - _version_asked > _VERSION_IDLE_AFTER * max_age:
+            with contextlib.suppress(Exception):
+                connection.close()  # a quiet process holds no connection for it
+            _version_wanted.clear()
+            _version_wanted.wait()
+            continue
+        read = _version_read
+        wait = 0.0 if read is None else read[0] + _VERSION_READ_AT * max_age - now
+        if wait > 0:
+            time.sleep(wait)
+            continue
+        try:
+            _version_store(now, catalog_version())
+        except Exception:  # requests read it themselves meanwhile
+            logger.warning("catalog fingerprint read failed", exc_info=True)
+            with contextlib.suppress(Exception):
+                connection.close()  # this thread's own connection; a new one next time
+            time.sleep(max_age)
 
 
 def book_as_of(book: OfferBook) -> datetime | None:
@@ -726,14 +794,7 @@ def book_as_of(book: OfferBook) -> datetime | None:
     book's offers (every current price of an active instance type), of the same version as the
     answer's plans. (A catalog-wide ``MAX(observed_at)`` per request was a sequential scan of
     every price, ~60 ms at 250,000, and could name a newer version than the book answering.)"""
-    try:
-        return _as_of[book]
-    except KeyError:
-        pass
-    observed = book.columns.observed
-    newest = instant(max(observed)) if observed else None
-    _as_of[book] = newest
-    return newest
+    return book.newest_observed_at
 
 
 def _answer_key(

@@ -289,6 +289,9 @@ RECOMMEND_CACHE_SECONDS = env.int("RECOMMEND_CACHE_SECONDS", default=300)
 # A process reads the catalog fingerprint (sizing.selectors.catalog_version, ~50 ms at 250,000
 # prices) at most once per this many seconds; a refresh or an edit is seen up to this much later.
 CATALOG_VERSION_MAX_AGE_S = env.float("CATALOG_VERSION_MAX_AGE_S", default=1.0)
+# A thread of each process reads that fingerprint again before it ages out, while requests come,
+# so that no request waits for the query (sizing.selectors.catalog_version_recent).
+CATALOG_VERSION_BACKGROUND = env.bool("CATALOG_VERSION_BACKGROUND", default=True)
 # After a catalog change each worker reads its new offer book in a background thread while the
 # book it holds (one whole older version, none of its prices past shelf life) keeps answering.
 OFFER_BOOK_BACKGROUND_REBUILD = env.bool("OFFER_BOOK_BACKGROUND_REBUILD", default=True)

@@ -21,5 +21,7 @@ REST_FRAMEWORK = {
 OFFER_BOOK_BACKGROUND_REBUILD = False
 # ... and the fingerprint read again on every call (sizing.selectors.catalog_version_recent).
 CATALOG_VERSION_MAX_AGE_S = 0.0
+# No reader thread of its own (a test that sets a max age times the reads itself).
+CATALOG_VERSION_BACKGROUND = False
 # Tests that run gunicorn.conf.py's hooks turn it on themselves.
 OFFER_BOOK_READ_AT_START = False

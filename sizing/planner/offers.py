@@ -8,6 +8,7 @@ from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
+from itertools import compress
 from typing import Any, overload
 
 from ..estimator import GPUSpec
@@ -185,14 +186,18 @@ class OfferColumns:
     offers take about 15 MB this way against ~250 MB as objects; ``offer`` builds the ``Offer``
     of one row when a request ranks or names it.
 
-    Rows are in book order (sizing.selectors reads them by price id); ``kind_ids`` and
-    ``place_ids`` map the catalog's instance type and region ids to table rows, so that a book
-    can be updated by one provider's offers (``sizing.selectors``).
+    A book read from the catalog has its rows in price-id order (``ordered``). A book updated by
+    one provider's offers (``sizing.selectors``) keeps every other row where it was: the
+    provider's old rows are marked ``dead`` and its offers read again are appended, so an update
+    costs what that provider holds, not the catalog; ``compacted`` puts the live rows back in
+    price-id order. ``kind_ids`` and ``place_ids`` map the catalog's instance type and region ids
+    to table rows, ``kind_rows`` each instance type's live rows (for the next update).
     """
 
     __slots__ = (
-        "gpus", "kind", "kind_ids", "kinds", "model", "models", "observed", "place", "place_ids",
-        "places", "price_id", "stale", "stale_at", "usd", "volatile",
+        "dead", "dead_count", "gpus", "kind", "kind_ids", "kind_rows", "kinds", "model", "models",
+        "observed", "ordered", "place", "place_ids", "places", "price_id", "stale", "stale_at",
+        "usd", "volatile",
     )  # fmt: skip
 
     def __init__(
@@ -217,9 +222,84 @@ class OfferColumns:
         self.model = array("B")
         self.stale = bytearray()
         self.volatile = bytearray()
+        self.dead = bytearray()  # 1: a row no longer in the book (see the class docstring)
+        self.dead_count = 0
+        self.ordered = True  # the rows (dead ones left aside) are in price-id order
+        self.kind_rows: dict[int, array[int]] = {}
 
     def __len__(self) -> int:
         return len(self.price_id)
+
+    @property
+    def live(self) -> int:
+        """How many rows are offers of the book (not dead)."""
+        return len(self.price_id) - self.dead_count
+
+    def live_rows(self) -> list[int]:
+        """The rows of the book's offers, in price-id order."""
+        rows = [row for row in range(len(self.price_id)) if not self.dead[row]]
+        return rows if self.ordered else sorted(rows, key=self.price_id.__getitem__)
+
+    def index_kinds(self) -> None:
+        """``kind_rows`` from scratch: each instance type's live rows."""
+        index: dict[int, array[int]] = {}
+        dead = self.dead
+        for row, kind in enumerate(self.kind):
+            if not dead[row]:
+                rows = index.get(kind)
+                if rows is None:
+                    rows = index[kind] = array("i")
+                rows.append(row)
+        self.kind_rows = index
+
+    def copy(self) -> OfferColumns:
+        """Columns of their own holding the same rows, to be updated while these keep answering:
+        the per-offer arrays are copied (memcpy), the tables an update changes (instance types,
+        pricing models, their id maps, ``kind_rows``) shallow-copied, the others shared."""
+        copied = OfferColumns(list(self.kinds), self.places, list(self.models), self.gpus)
+        copied.kind_ids, copied.place_ids = dict(self.kind_ids), self.place_ids
+        copied.kind_rows = dict(self.kind_rows)
+        for name in _ROW_COLUMNS:
+            setattr(copied, name, getattr(self, name)[:])
+        copied.dead_count, copied.ordered = self.dead_count, self.ordered
+        return copied
+
+    def kill_kinds(self, kinds: Iterable[int]) -> list[int]:
+        """Mark every live row of ``kinds`` dead; returns those rows."""
+        dropped: list[int] = []
+        for kind in kinds:
+            rows = self.kind_rows.pop(kind, None)
+            if rows:
+                dropped.extend(rows)
+        for row in dropped:
+            self.dead[row] = 1
+        self.dead_count += len(dropped)
+        return dropped
+
+    def compacted(self) -> OfferColumns:
+        """These columns' live rows alone, in price-id order, ``kind_rows`` worked out again."""
+        if self.ordered and not self.dead_count:
+            return self
+        columns = self.take(self.live_rows())
+        columns.index_kinds()
+        return columns
+
+    def stale_flags_current(self, now: datetime) -> bool:
+        """Whether every live row's stale flag is as ``restamp(now)`` would set it (C-speed
+        scans: no row is looked at in Python)."""
+        cutoff = instant_us(now)
+        flip = bytes.maketrans(b"\x00\x01", b"\x01\x00")
+        dead = int.from_bytes(self.dead, "little")
+        stale = int.from_bytes(self.stale, "little")
+        size = len(self.dead)
+        fresh = (stale | dead).to_bytes(size, "little").translate(flip)
+        stale_live = (stale & ~dead).to_bytes(size, "little") if size else b""
+        earliest = min(compress(self.stale_at, fresh), default=None)
+        if earliest == NO_INSTANT:  # rows without a stale-at instant never turn stale
+            earliest = min((at for at in compress(self.stale_at, fresh) if at != NO_INSTANT),
+                           default=None)  # fmt: skip
+        latest = max(compress(self.stale_at, stale_live), default=None)
+        return (earliest is None or earliest > cutoff) and (latest is None or latest <= cutoff)
 
     @classmethod
     def from_offers(cls, offers: Iterable[Offer]) -> OfferColumns:
@@ -280,11 +360,11 @@ class OfferColumns:
         self.stale_at.append(stale_at_us)
         self.stale.append(stale)
         self.volatile.append(volatile)
+        self.dead.append(0)
 
     def take(self, rows: Iterable[int]) -> OfferColumns:
-        """The offers at ``rows`` (in that order) in new columns that share these tables. Runs of
-        consecutive rows (what updating a book by one provider mostly keeps) are copied as
-        slices."""
+        """The offers at ``rows`` (live ones, in price-id order) in new columns that share these
+        tables. Runs of consecutive rows are copied as slices."""
         rows = array("i", rows)
         runs: list[tuple[int, int]] = []  # [start, end) of each run of consecutive rows
         start = end = -1
@@ -298,11 +378,7 @@ class OfferColumns:
             runs.append((start, end))
         taken = OfferColumns(self.kinds, self.places, self.models, self.gpus)
         taken.kind_ids, taken.place_ids = self.kind_ids, self.place_ids
-        names = (
-            "price_id", "usd", "observed", "stale_at", "kind", "place", "model", "stale",
-            "volatile",
-        )  # fmt: skip
-        for name in names:
+        for name in _ROW_COLUMNS:
             column = getattr(self, name)
             if len(runs) * 8 < len(rows):
                 copied = column[:0]
@@ -313,6 +389,7 @@ class OfferColumns:
             else:
                 copied = array(column.typecode, map(column.__getitem__, rows))
             setattr(taken, name, copied)
+        taken.dead = bytearray(len(rows))
         return taken
 
     def restamp(self, now: datetime) -> None:
@@ -336,6 +413,11 @@ class OfferColumns:
 
 
 _OFFER_FIELDS = tuple(f.name for f in fields(Offer))
+# The per-offer arrays of OfferColumns.
+_ROW_COLUMNS = (
+    "price_id", "usd", "observed", "stale_at", "kind", "place", "model", "stale", "volatile",
+    "dead",
+)  # fmt: skip
 
 
 class _Group:
@@ -343,14 +425,15 @@ class _Group:
     in book order): they share every estimate, so their ranking keys rise with their price."""
 
     __slots__ = (
-        "entries", "first", "hardware", "kinds", "pricing_model", "stale", "stale_volatile",
-        "without_stale", "without_stale_volatile",
+        "entries", "first", "hardware", "kinds", "order", "pricing_model", "stale",
+        "stale_volatile", "without_stale", "without_stale_volatile",
     )  # fmt: skip
 
     def __init__(self, hardware: HardwareKey, first: Offer, entries: array[int]) -> None:
         self.hardware = hardware
         self.pricing_model = first.pricing_model
-        self.first = first
+        self.first = first  # the offer with the lowest price id
+        self.order = first.price_id  # groups are listed in the order of their first offers
         self.entries: Sequence[int] = entries
         # The stale flags are fixed for the book's life (it is replaced before a fresh price
         # turns stale), so what each include_stale setting leaves out is split off once here,
@@ -386,6 +469,7 @@ class OfferBook:
 
     def __init__(self, offers: Sequence[Offer] | OfferColumns, *, version: str = "") -> None:
         columns = offers if isinstance(offers, OfferColumns) else OfferColumns.from_offers(offers)
+        columns = columns.compacted()  # arranged from scratch: rows in price-id order
         self.columns = columns
         # The catalog version the offers were read at (sizing.selectors.catalog_version).
         self.version = version
@@ -400,91 +484,75 @@ class OfferBook:
         merged: dict[tuple[HardwareKey, int], list[array[int]]] = {}
         for key, rows in rows_of.items():
             merged.setdefault((kinds[key // width][2], key % width), []).append(rows)
-        groups = []
-        for (hardware, _), parts in merged.items():
+        self._groups: dict[tuple[HardwareKey, int], _Group] = {}
+        for (hardware, model), parts in merged.items():
             rows = parts[0] if len(parts) == 1 else array("i", sorted(r for p in parts for r in p))
-            groups.append((rows[0], self._group(hardware, rows)))
-        groups.sort(key=lambda item: item[0])  # in the order of their first offer, as read
-        self.groups = [group for _, group in groups]
-        # The machine index: (instance type, pricing model) keys, sorted, and the rows of each in
-        # book order (at _machine_starts[i]:_machine_starts[i + 1] of _machine_rows); instance
-        # types sorted by (provider, name) for looking them up by name.
+            self._groups[(hardware, model)] = self._group(hardware, rows)
+        self._list_groups()
+        # The machine index: the rows of each (instance type, pricing model) key in price-id
+        # order; instance types sorted by (provider, name) for looking them up by name.
         self._width = width
-        self._index_machines(rows_of)
+        self._machines = rows_of
         names = [(head[0], tail[0]) for head, tail, _ in kinds]
         self._kinds_named = array("i", sorted(set(columns.kind), key=names.__getitem__))
         self._gpu_index: dict[str, list[int]] | None = None  # gpu_rows's, built on first use
         self._set_fresh_until()
 
-    def __len__(self) -> int:
-        return len(self.columns)
-
     def updated(
         self,
         columns: OfferColumns,
-        remap: array[int],
+        dropped: Sequence[int],
         added: Sequence[int],
         *,
         version: str = "",
     ) -> OfferBook:
         """``OfferBook(columns)``, worked out from this book when ``columns`` holds this book's
-        offers, some dropped and some added, with no stale flag of a kept offer changed:
-        ``remap[old row]`` is the kept offer's row in ``columns`` (-1: dropped), ``added`` the
-        rows of the offers read again, ascending. Only the groups and machine-index entries that
-        lose or gain an offer are worked out again (tests/sizing/test_offer_book_incremental.py
-        holds it to a book arranged from scratch)."""
+        rows (a ``copy`` of its columns) with ``dropped`` marked dead and ``added`` appended (the
+        providers read again), no kept offer's stale flag changed. Only the groups and
+        machine-index entries that lose or gain an offer are worked out again; every other group
+        is carried over as it is, its rows unmoved: the cost follows the changed providers, not
+        the catalog (tests/sizing/test_offer_book_incremental.py holds it to a book arranged from
+        scratch)."""
         width = max(len(columns.models), 1)
         if width != self._width:  # a new pricing model: every key moves
             return OfferBook(columns, version=version)
         book = OfferBook.__new__(OfferBook)
         book.columns, book.version, book._width = columns, version, width
-        book._gpu_index = None  # rows moved: built again on first use
-        kinds, old = columns.kinds, self.columns
+        old_kinds, kinds = self.columns.kinds, columns.kinds
+        book._gpu_index = self._gpu_index_updated(columns, dropped, added)
+        machines = dict(self._machines)
+        touched: dict[tuple[HardwareKey, int], list[int]] = {}
+        for row in dropped:  # an instance type's rows all go (its provider's are read again)
+            kind, model = columns.kind[row], columns.model[row]
+            machines.pop(kind * width + model, None)
+            touched.setdefault((old_kinds[kind][2], model), [])
+        made: set[int] = set()  # keys whose rows are this book's own arrays
+        for row in added:  # appended in price-id order
+            kind, model = columns.kind[row], columns.model[row]
+            key = kind * width + model
+            if key not in made:  # never append to an array the held book reads
+                machines[key] = array("i", machines.get(key, ()))
+                made.add(key)
+            machines[key].append(row)
+            touched.setdefault((kinds[kind][2], model), []).append(row)
+        book._machines = machines
+        groups = dict(self._groups)
+        dead, usd, ids = columns.dead, columns.usd, columns.price_id
 
-        def moved(rows: Sequence[int]) -> array[int]:
-            return array("i", map(remap.__getitem__, rows))
+        def price_order(row: int) -> tuple[float, int]:
+            return usd[row], ids[row]
 
-        arriving: dict[tuple[HardwareKey, int], list[int]] = {}
-        for row in added:
-            arriving.setdefault((kinds[columns.kind[row]][2], columns.model[row]), []).append(row)
-        groups: list[tuple[int, _Group]] = []
-        for group in self.groups:
-            entries = moved(group.entries)
-            extra = arriving.pop((group.hardware, old.model[group.entries[0]]), None)
-            if extra is None and -1 not in entries:  # the same offers: carried over
-                kept = _Group.__new__(_Group)
-                kept.hardware, kept.pricing_model = group.hardware, group.pricing_model
-                kept.first, kept.entries = group.first, entries
-                kept.stale, kept.stale_volatile = moved(group.stale), moved(group.stale_volatile)
-                kept.without_stale = (
-                    entries if group.without_stale is group.entries else moved(group.without_stale)
-                )
-                kept.without_stale_volatile = (
-                    entries
-                    if group.without_stale_volatile is group.entries
-                    else moved(group.without_stale_volatile)
-                )
-                groups.append((min(entries), kept))
-                continue
-            rows = sorted([row for row in entries if row >= 0] + (extra or []))
+        for where, arriving in touched.items():
+            group = groups.pop(where, None)
+            # The group's kept rows stay in price order; the few arriving are put in their
+            # places (a group spans providers: re-sorting it would cost what it holds).
+            rows = [row for row in group.entries if not dead[row]] if group else []
+            for row in sorted(arriving, key=price_order):
+                bisect.insort(rows, row, key=price_order)
             if rows:
-                groups.append((rows[0], book._group(group.hardware, rows)))
-        for (hardware, _), rows in arriving.items():
-            groups.append((rows[0], book._group(hardware, rows)))
-        groups.sort(key=lambda item: item[0])
-        book.groups = [group for _, group in groups]
-        # The machine index: an instance type's rows all go or all stay (one provider's).
-        segments: dict[int, array[int]] = {}
-        starts = self._machine_starts
-        mapped = moved(self._machine_rows)
-        for at, key in enumerate(self._machine_keys):
-            if mapped[starts[at]] >= 0:
-                segments[key] = mapped[starts[at] : starts[at + 1]]
-        for row in added:
-            segments.setdefault(columns.kind[row] * width + columns.model[row], array("i")).append(
-                row
-            )
-        book._index_machines(segments)
+                groups[where] = book._group(where[0], rows, in_price_order=True)
+        book._groups = groups
+        book._list_groups()
         named = self._kinds_named
         book._kinds_named = array("i", named)
         listed = set(named)
@@ -493,51 +561,86 @@ class OfferBook:
         book._set_fresh_until()
         return book
 
-    def _group(self, hardware: HardwareKey, rows: Sequence[int]) -> _Group:
-        """The group of ``rows`` (ascending), in price order, its stale rows split off."""
+    def _gpu_index_updated(
+        self, columns: OfferColumns, dropped: Sequence[int], added: Sequence[int]
+    ) -> dict[str, list[int]] | None:
+        """This book's index by GPU (when built) for ``updated``'s book: the lists of the GPUs
+        the changed providers' offers leave or join worked out again, the others shared."""
+        index = self._gpu_index
+        if index is None:
+            return None  # built on first use
+        gpus, ids, dead = columns.gpus, columns.price_id, columns.dead
+        old_kinds, kinds = self.columns.kinds, columns.kinds
+        arriving: dict[str, list[int]] = {}
+        touched = {gpus[old_kinds[columns.kind[row]][1][1]].slug for row in dropped}
+        for row in added:
+            arriving.setdefault(gpus[kinds[columns.kind[row]][1][1]].slug, []).append(row)
+        updated = dict(index)
+        for slug in touched | arriving.keys():
+            rows = [row for row in index.get(slug, ()) if not dead[row]]
+            if slug in arriving:
+                rows = sorted(rows + arriving[slug], key=ids.__getitem__)
+            if rows:
+                updated[slug] = rows
+            else:
+                updated.pop(slug, None)
+        return updated
+
+    def _group(
+        self, hardware: HardwareKey, rows: Sequence[int], *, in_price_order: bool = False
+    ) -> _Group:
+        """The group of ``rows`` (in price-id order, or already in price order), in price order
+        (equal prices in price-id order), its stale rows split off."""
         columns = self.columns
-        # Stable: equal prices stay in book order.
-        group = _Group(
-            hardware, columns.offer(rows[0]), array("i", sorted(rows, key=columns.usd.__getitem__))
-        )
+        if in_price_order:
+            first = min(rows, key=columns.price_id.__getitem__)
+            entries = array("i", rows)
+        else:  # stable: equal prices stay in price-id order
+            first, entries = rows[0], array("i", sorted(rows, key=columns.usd.__getitem__))
+        group = _Group(hardware, columns.offer(first), entries)
         group.split_stale(columns.stale, columns.volatile)
         return group
 
-    def _index_machines(self, segments: dict[int, array[int]]) -> None:
-        """The machine index from each (instance type, pricing model) key's rows."""
-        self._machine_keys = array("q", sorted(segments))
-        self._machine_starts = array("i", [0])
-        self._machine_rows = array("i")
-        for key in self._machine_keys:
-            self._machine_rows.extend(segments[key])
-            self._machine_starts.append(len(self._machine_rows))
+    def _list_groups(self) -> None:
+        """The groups in the order of their first offers (as the catalog is read)."""
+        self.groups = sorted(self._groups.values(), key=lambda group: group.order)
 
     def _set_fresh_until(self) -> None:
-        """When the first fresh price turns stale (the offers' stale flags are then out of date)."""
+        """When the first fresh price turns stale (the offers' stale flags are then out of date),
+        and the newest observation among the book's offers (C-speed scans of the live rows)."""
         columns = self.columns
-        end = min(
-            (at for at, stale in zip(columns.stale_at, columns.stale, strict=True)
-             if not stale and at != NO_INSTANT),
-            default=None,
-        )  # fmt: skip
-        # When the first fresh price turns stale (the offers' stale flags are then out of date).
+        flip = bytes.maketrans(b"\x00\x01", b"\x01\x00")
+        size = len(columns)
+        dead = int.from_bytes(columns.dead, "little")
+        fresh = (int.from_bytes(columns.stale, "little") | dead).to_bytes(size, "little")
+        fresh = fresh.translate(flip)
+        end = min(compress(columns.stale_at, fresh), default=None)
+        if end == NO_INSTANT:  # rows without a stale-at instant never turn stale
+            end = min((at for at in compress(columns.stale_at, fresh) if at != NO_INSTANT),
+                      default=None)  # fmt: skip
         self.fresh_until: datetime | None = None if end is None else instant(end)
+        live = columns.dead.translate(flip)
+        newest = max(compress(columns.observed, live), default=None)
+        self.newest_observed_at: datetime | None = None if newest is None else instant(newest)
 
     def offer(self, row: int) -> Offer:
         """The offer at ``row`` of the book."""
         return self.columns.offer(row)
 
+    def __len__(self) -> int:
+        return self.columns.live
+
     @property
     def offers(self) -> list[Offer]:
-        """Every offer, in book order (builds them all: for tests and small books)."""
-        return [self.columns.offer(row) for row in range(len(self.columns))]
+        """Every offer, in price-id order (builds them all: for tests and small books)."""
+        return [self.columns.offer(row) for row in self.columns.live_rows()]
 
     def machine_rows(
         self, provider: str, instance_type: str, region: str | None = None,
         pricing_model: str | None = None,
     ) -> list[int]:  # fmt: skip
         """The rows of one instance type (in one region under one pricing model, when given),
-        in book order."""
+        in price-id order."""
         columns = self.columns
         kinds, named = columns.kinds, self._kinds_named
 
@@ -552,17 +655,14 @@ class OfferBook:
             models = [columns.models.index(pricing_model)]
         else:
             return []
-        keys, starts, found = self._machine_keys, self._machine_starts, list[int]()
+        machines, found = self._machines, list[int]()
         for kind in named[low:high]:
             for model in models:
-                key = kind * self._width + model
-                at = bisect.bisect_left(keys, key)
-                if at < len(keys) and keys[at] == key:
-                    found.extend(self._machine_rows[starts[at] : starts[at + 1]])
+                found.extend(machines.get(kind * self._width + model, ()))
         if region is not None:
             places = columns.places
             found = [row for row in found if places[columns.place[row]][0] == region]
-        return sorted(found)
+        return sorted(found, key=columns.price_id.__getitem__)
 
     def find(
         self, provider: str, instance_type: str, region: str, pricing_model: str
@@ -573,7 +673,7 @@ class OfferBook:
         return self.columns.offer(rows[0]) if rows else None
 
     def gpu_rows(self, gpu: str) -> list[int]:
-        """The rows of every offer of one GPU (by slug), in book order. The index by GPU is built
+        """The rows of every offer of one GPU (by slug), in price-id order. The index by GPU is built
         on the first call, in one pass over the book, and kept with it (a compare names several
         GPUs per request, and the book serves every request of its catalog version)."""
         index = self._gpu_index
@@ -582,8 +682,9 @@ class OfferBook:
             kinds, gpus = columns.kinds, columns.gpus
             slug_of = {kind: gpus[kinds[kind][1][1]].slug for kind in set(columns.kind)}
             index = {}
-            for row, kind in enumerate(columns.kind):
-                index.setdefault(slug_of[kind], []).append(row)
+            kind_of = columns.kind
+            for row in columns.live_rows():
+                index.setdefault(slug_of[kind_of[row]], []).append(row)
             self._gpu_index = index
         return list(index.get(gpu, ()))
 

@@ -52,7 +52,12 @@ class Rejections:
         entry = self.by_reason.setdefault(reason, {"count": 0, "examples": []})
         entry["count"] += len(items)
         room = self.max_examples - len(entry["examples"])
-        entry["examples"].extend(example(item) for item in items[: max(room, 0)])
+        if room > 0:  # most calls: none (a request rejects thousands of groups)
+            entry["examples"].extend(example(item) for item in items[:room])
+
+    def room(self, reason: str) -> bool:
+        """Whether the next offer rejected for ``reason`` gets an example written."""
+        return len(self.by_reason.get(reason, {}).get("examples", ())) < self.max_examples
 
     def count(self, reason: str) -> int:
         return int(self.by_reason.get(reason, {}).get("count", 0))

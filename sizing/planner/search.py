@@ -10,7 +10,7 @@ from typing import Any
 
 from catalog.pricing import PricingModel
 
-from ..estimator import GPUSpec, Workload
+from ..estimator import GPUSpec, Workload, gpu_hours_floor
 from ..messages import Message, MessageCode
 from ..messages import RejectionCode as R
 from ..uncertainty import fit_factor
@@ -51,6 +51,8 @@ from .steps import (
     NoFit,
     NoThroughput,
     OverMax,
+    Shape,
+    ShapeStep,
     _device,
     _EstimateCache,
     _Profile,
@@ -85,12 +87,48 @@ def plan(
     )
 
 
-# (pricing model, a factory of fresh ranked streams of one group's offers)
-Source = tuple[str, Callable[[], Stream]]
+# (pricing model, a factory of fresh ranked streams of one group's offers, a lower bound on the
+# keys of that stream or None). A source with a bound is expanded (its route walked, its stream
+# made) only when the merge reaches its bound.
+Source = tuple[str, Callable[[], Stream], tuple[float, ...] | None]
+# Bounds are made this much lower than the floor they come from, against float rounding.
+_BOUND_SLACK = 1e-6
+
+
+def _lazy_merge(sources: Sequence[Source]) -> Stream:
+    """The items of every source's stream in rising (key, price id) order, as ``heapq.merge`` of them
+    all gives them; a source with a bound is not expanded (``make()`` not called) until every
+    item below its bound has been given, so a consumer that stops early never pays for it."""
+    heap: list[tuple[Any, ...]] = []
+    for seq, (_, make, bound) in enumerate(sources):
+        if bound is None:
+            stream = make()
+            item = next(stream, None)
+            if item is not None:
+                heap.append((item[0], item[1], seq, item, stream))
+        else:  # (bound,) sorts before every key it bounds, and -1 before every row
+            heap.append((bound, -1, seq, None, make))
+    heapq.heapify(heap)
+    while heap:
+        _, _, seq, item, source = heap[0]
+        if item is None:
+            source = source()
+        else:
+            yield item
+        item = next(source, None)
+        if item is None:
+            heapq.heappop(heap)
+        else:
+            heapq.heapreplace(heap, (item[0], item[1], seq, item, source))
 
 
 class _Planner:
     """One planning run: the constraints, the shared estimates and profiles, the tallies."""
+
+    # Walk a route only when the ranking needs it (``passes``), and estimate a node count a
+    # rejection names only when it must (``walk``); off: every route walked, every step
+    # estimated, as before (tests/sizing/test_planner_pruned.py compares the two).
+    defer = True
 
     def __init__(self, workload: Workload, c: Constraints, objective: str, headroom: float) -> None:
         self.workload = workload
@@ -104,6 +142,8 @@ class _Planner:
         self.rejected = Rejections()
         self.considered = 0
         self.cards: dict[int, GPUSpec] = {}  # a 24 GB and an 80 GB GPU among the offers asked about
+        self.floors: dict[tuple[int, int], float | None] = {}  # (device id, nodes) -> floor
+        self.leads: dict[int, float | None] = {}  # id(profile) -> what passes() found
         self.book = OfferBook([])  # the book being planned over (run)
 
     def profile(self, hardware: HardwareKey, offer: Offer) -> _Profile:
@@ -124,6 +164,71 @@ class _Planner:
                 profile, offer, self.c, self.objective, self.first_only, prune
             )
         return route
+
+    def passes(self, profile: _Profile, offer: Offer, prune: bool) -> float | None:
+        """When the route of ``offer``'s group (no price limit) is sure to pass a step without
+        running the time model: a lower bound on the leading figure of its keys at 1 USD/h;
+        else None (the route is walked now).
+
+        Sure to pass: a training run of known length, billed by the hour, no max_hours, on a GPU
+        with a throughput figure for the precision (``gpu_hours_floor`` is not None: the same
+        figures the time model needs), at the first node count that fits memory (that step
+        fits, has hours, and no limit the price leaves alone applies). Its keys' lead is at
+        least the GPU-hours floor there per GPU of a node (cheapest: nodes x hours at 1 USD/h,
+        and the floor rises with the node count) or that node count (cheapest_hourly).
+        """
+        c, workload = self.c, self.workload
+        if (
+            not self.defer
+            or self.objective not in ("cheapest", "cheapest_hourly")
+            or not workload.is_training
+            or not workload.tokens
+            or c.max_hours is not None
+            or offer.pricing_model in TERM_HOURS
+            or self.first_only
+            or not prune
+        ):
+            return None
+        key = id(profile)
+        if key in self.leads:
+            return self.leads[key]
+        index = 0
+        while (shape := profile.shape(index)) is not None and isinstance(shape, NoFit):
+            index += 1
+        lead: float | None = None
+        # Nothing fits, or no throughput figure: the route fails, and says why.
+        if shape is not None and not isinstance(shape, OverMax):
+            floor = self.floor(profile, shape.nodes)
+            if floor is not None and self.objective == "cheapest_hourly":
+                lead = float(shape.nodes)
+            elif floor is not None:
+                lead = floor / profile.gpus_per_node
+        self.leads[key] = lead
+        return lead
+
+    def floor(self, profile: _Profile, nodes: int) -> float | None:
+        """``gpu_hours_floor`` of the profile's device at ``nodes``, once per run."""
+        key = (id(profile.device), nodes)
+        if key not in self.floors:
+            self.floors[key] = gpu_hours_floor(self.workload, profile.device, nodes)
+        return self.floors[key]
+
+    def deferred(
+        self, profile: _Profile, offer: Offer, entries: Sequence[int], prune: bool
+    ) -> Callable[[], Stream]:
+        """A factory of the group's streams that walks its route on first use."""
+        counted = False
+
+        def make() -> Stream:
+            nonlocal counted
+            route = self.route(profile, offer, prune=prune)
+            if not counted:
+                self.considered += route.considered * len(entries)
+                counted = True
+            assert route.passing, "passes() said this route passes"
+            return self.stream(entries, route)
+
+        return make
 
     def reject(self, reason: str, offers: Sequence[Offer], failure: Failure | None = None) -> None:
         """Count ``offers`` under ``reason``; ``failure`` (reason, step) writes the examples."""
@@ -181,16 +286,77 @@ class _Planner:
         return entries
 
     def stream(self, entries: Sequence[int], route: _Route) -> Stream:
-        """(key, row, offer, step) for each offer of a group, in rising key order; each offer is
-        built as the stream reaches it."""
+        """(key, price id, offer, step) for each offer of a group, in rising (key, price id)
+        order (equal keys in price-id order, however the book's rows lie); each offer is built
+        as the stream reaches it."""
         book = self.book
-        usd = book.columns.usd
+        usd, price_id = book.columns.usd, book.columns.price_id
         for row in entries:
             offer = book.offer(row)
             key, step = _best_step(usd[row], offer, route, self.objective)
-            yield key, row, offer, step
+            yield key, price_id[row], offer, step
 
-    def walk(self, group: _Group, entries: Sequence[int]) -> tuple[Callable[[], Stream], int, int]:
+    def capped(
+        self, group: _Group, entries: Sequence[int]
+    ) -> tuple[Callable[[], Stream], int, tuple[float, ...]] | None:
+        """``walk`` for a group under an hourly cap alone (no max_total_usd) that ``passes``
+        vouches for, decided on node counts and prices only: returns its deferred stream
+        factory, how many offers pass, and the lower bound of its keys; None when that does not
+        apply (``walk`` decides).
+
+        Every fitting node count passes the limits the price leaves alone, so an offer passes
+        iff its price x the first fitting node count is within the cap (larger counts cost more
+        per hour): the offers past that cut are rejected as over the hourly cap when the walk's
+        last node count fits (its estimate only for an example), else for why that count does
+        not fit, as ``walk`` rejects them. The node counts themselves are estimated only if the
+        ranking reaches the group."""
+        c = self.c
+        cap = c.max_usd_per_hour
+        if cap is None or c.max_total_usd is not None:
+            return None
+        usd = self.book.columns.usd
+        first = group.first
+        profile = self.profile(group.hardware, first)
+        lead = self.passes(profile, first, prune=usd[entries[0]] > 0)
+        if lead is None:
+            return None
+        fitting: Shape | None = None
+        last: tuple[int, ShapeStep] | None = None
+        index = weighed = 0
+        while (shape := profile.shape(index)) is not None and not isinstance(shape, OverMax):
+            if fitting is None and isinstance(shape, Shape):
+                fitting, weighed = shape, index + 1
+            last = (index, shape)
+            index += 1
+        assert fitting is not None and last is not None, "passes() found a fitting node count"
+        n = len(entries)
+        nodes = fitting.nodes
+
+        def over(i: int) -> bool:
+            return usd[entries[i]] * nodes > cap
+
+        passed = bisect.bisect_left(range(n), True, key=over)
+        self.considered += weighed * n  # the node counts that decided it
+        if passed < n:
+            offers = _OffersOf(self.book, entries[passed:])
+            at, shape = last
+            if isinstance(shape, NoFit):
+                self.reject_failure(Failure(shape.reason, shape), offers)
+            else:
+                reason = R.OVER_MAX_USD_PER_HOUR  # its price x more nodes is over the cap too
+                step = profile.step(at) if self.rejected.room(reason) else None
+                self.reject_failure(Failure(reason, step), offers)
+        bound = (lead * usd[entries[0]] * (1 - _BOUND_SLACK),)
+
+        def make() -> Stream:
+            stream, _, _ = self.walk(group, entries, count=False)
+            return stream()
+
+        return make, passed, bound
+
+    def walk(
+        self, group: _Group, entries: Sequence[int], *, count: bool = True
+    ) -> tuple[Callable[[], Stream], int, int]:
         """A group under price limits (max_usd_per_hour, max_total_usd): which node counts pass
         depends on each offer's price. Rejects the offers nothing passes for, and returns a
         factory of streams of the others (in key order), how many passed and how many node
@@ -282,7 +448,7 @@ class _Planner:
             leads = [_entry_key(1.0, group.first, step, objective)[0] for step in passing]
             segments.append((start, end, _Route(0, passing, _contenders(passing, leads), None)))
             start = end
-        if passed < n:
+        if passed < n and count:
             offers = _OffersOf(self.book, entries[passed:])
             if terminal is not None or last is None or last[0] not in ("ok", "pending"):
                 self.reject_failure(terminal or (Failure(*last) if last else None), offers)
@@ -337,23 +503,37 @@ class _Planner:
                 continue
             first = group.first
             make: Callable[[], Stream]
+            bound: tuple[float, ...] | None = None
             if self.price_limits:
-                make, passed, counted = self.walk(group, entries)
-                self.considered += counted
+                capped = self.capped(group, entries)
+                if capped is not None:
+                    make, passed, bound = capped
+                else:
+                    make, passed, counted = self.walk(group, entries)
+                    self.considered += counted
             else:
                 profile = self.profile(group.hardware, first)
                 # A free offer ties every total, so it needs every node count weighed.
-                route = self.route(profile, first, prune=usd[entries[0]] > 0)
-                self.considered += route.considered * len(entries)
-                if not route.passing:
-                    self.reject_failure(route.failure, _OffersOf(book, entries))
-                passed = len(entries) if route.passing else 0
+                prune = usd[entries[0]] > 0
+                lead = self.passes(profile, first, prune)
+                if lead is not None:
+                    # It passes, and its keys are at least its cheapest price x the lead: its
+                    # route is walked only if the ranking reaches that far.
+                    make = self.deferred(profile, first, entries, prune)
+                    bound = (lead * usd[entries[0]] * (1 - _BOUND_SLACK),)
+                    passed = len(entries)
+                else:
+                    route = self.route(profile, first, prune=prune)
+                    self.considered += route.considered * len(entries)
+                    if not route.passing:
+                        self.reject_failure(route.failure, _OffersOf(book, entries))
+                    passed = len(entries) if route.passing else 0
 
-                def make(entries: Sequence[int] = entries, route: _Route = route) -> Stream:
-                    return self.stream(entries, route)
+                    def make(entries: Sequence[int] = entries, route: _Route = route) -> Stream:
+                        return self.stream(entries, route)
 
             if passed:
-                sources.append((group.pricing_model, make))
+                sources.append((group.pricing_model, make, bound))
                 priced += passed
                 term_priced = term_priced or group.pricing_model in TERM_HOURS
         ranked = self._top(sources, limit)
@@ -365,10 +545,8 @@ class _Planner:
             return self._twin(offer, book)
 
         _annotate_alternatives(plans, twin)
-        spot_streams = (
-            make() for pricing_model, make in sources if pricing_model == PricingModel.SPOT
-        )
-        spot = _spot_saving(list(spot_streams), twin, self.objective)
+        spot_sources = [source for source in sources if source[0] == PricingModel.SPOT]
+        spot = _spot_saving([_lazy_merge(spot_sources)], twin, self.objective)
         advice = _advice(self.workload, self.c, self.rejected, priced, term_priced, spot)
         advice.extend(_what_would_fit(self.workload, self.cards, plans, self.c.fit_on))
         advice.extend(_cap_advice(self.c, self.rejected, plans))
@@ -383,7 +561,7 @@ class _Planner:
         ranked: list[_Candidate] = []
         if limit <= 0:
             return ranked
-        for key, _index, offer, step in heapq.merge(*(make() for _, make in sources)):
+        for key, _index, offer, step in _lazy_merge(sources):
             if len(ranked) >= limit and key > ranked[-1].key:
                 break  # every later offer ranks lower, and none can be a listed plan's twin
             same = (

@@ -107,9 +107,18 @@ class _EstimateCache:
         self._cache: dict[tuple[object, ...], tuple[str | None, Estimate]] = {}
         self._by_sharding: dict[str, Workload] = {}
         self._memory: dict[tuple[int, int], tuple[str | None, float]] = {}
+        self._sharded_for: dict[tuple[int, int], Workload] = {}
 
     def _sharded(self, gpu: GPUSpec, gpu_count: int) -> Workload:
-        """The workload with the sharding it runs with on ``gpu_count`` x ``gpu``."""
+        """The workload with the sharding it runs with on ``gpu_count`` x ``gpu`` (once per
+        device and count: ``choose_sharding`` hashes the workload and the GPU on every call)."""
+        key = (id(gpu), gpu_count)  # devices live as long as the planning run
+        sharded = self._sharded_for.get(key)
+        if sharded is None:
+            sharded = self._sharded_for[key] = self._sharding(gpu, gpu_count)
+        return sharded
+
+    def _sharding(self, gpu: GPUSpec, gpu_count: int) -> Workload:
         workload = self.workload
         sharding = workload.sharding
         if sharding is None and workload.task != "inference":
@@ -274,19 +283,6 @@ class _Profile:
             self.shapes.append(OverMax(nodes, total))
             self._done = True
             return
-        # Inside one node the network between nodes plays no part: machines that differ only
-        # in their NICs share the estimate.
-        one_node = nodes == 1
-        topology = Topology(
-            gpu_count=total,
-            gpus_per_node=self.gpus_per_node,
-            intra_node=self.intra,
-            intra_bandwidth_gb_s=offer.intra_bandwidth_gb_s,
-            inter_node_rdma=offer.inter_rdma and not one_node,
-            inter_node_gbps=None
-            if one_node
-            else offer.network_gbps or (None if offer.inter_rdma else PLAIN_NETWORK_GBPS),
-        )
         sharding, memory = self.cache.memory(self.device, total)
         limit = self.capacity * (1 - self.cache.headroom)
         high = memory * self.cache.fit_factor
@@ -301,4 +297,17 @@ class _Profile:
             )
             self.shapes.append(NoFit(nodes, total, sharding, memory, reason))
             return
+        # Inside one node the network between nodes plays no part: machines that differ only
+        # in their NICs share the estimate.
+        one_node = nodes == 1
+        topology = Topology(
+            gpu_count=total,
+            gpus_per_node=self.gpus_per_node,
+            intra_node=self.intra,
+            intra_bandwidth_gb_s=offer.intra_bandwidth_gb_s,
+            inter_node_rdma=offer.inter_rdma and not one_node,
+            inter_node_gbps=None
+            if one_node
+            else offer.network_gbps or (None if offer.inter_rdma else PLAIN_NETWORK_GBPS),
+        )
         self.shapes.append(Shape(nodes, total, sharding, memory, topology))

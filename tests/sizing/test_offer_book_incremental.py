@@ -48,8 +48,9 @@ def _generated(django_db_setup, django_db_blocker):
 
 
 def _offers(reading: selectors._Reading) -> list:
+    """The reading's offers (its live rows), in price-id order."""
     columns = reading.columns
-    return [columns.offer(row) for row in range(len(columns))]
+    return [columns.offer(row) for row in columns.live_rows()]
 
 
 def _answers(reading: selectors._Reading | OfferBook) -> list:
@@ -69,15 +70,29 @@ def _answers(reading: selectors._Reading | OfferBook) -> list:
 
 
 def _arrangement(book: OfferBook) -> tuple:
-    """Everything a book holds beyond its columns, as plain values."""
+    """Everything a book holds beyond its columns, as plain values: rows as the price ids they
+    hold (an updated book keeps its rows where they were; one arranged from scratch has them in
+    price-id order)."""
+    columns = book.columns
+    ids = columns.price_id
+
+    def priced(rows) -> list[int]:
+        return [ids[row] for row in rows]
+
     groups = [
-        (g.hardware, g.pricing_model, g.first, *map(list, (g.entries, g.stale, g.stale_volatile,
+        (g.hardware, g.pricing_model, g.first, *map(priced, (g.entries, g.stale, g.stale_volatile,
          g.without_stale, g.without_stale_volatile)))
         for g in book.groups
     ]  # fmt: skip
-    named = {(head[0], tail[0]) for head, tail, _ in book.columns.kinds}
-    machines = {name: book.machine_rows(*name) for name in sorted(named)}
-    return groups, list(book._machine_keys), list(book._machine_rows), machines, book.fresh_until
+    named = {(head[0], tail[0]) for head, tail, _ in columns.kinds}
+    machines = {name: priced(book.machine_rows(*name)) for name in sorted(named)}
+    index = {
+        (columns.kinds[key // book._width][1][0], columns.models[key % book._width]): priced(rows)
+        for key, rows in book._machines.items()
+        if rows
+    }
+    by_gpu = {gpu.slug: priced(book.gpu_rows(gpu.slug)) for gpu in columns.gpus}
+    return groups, index, machines, by_gpu, book.fresh_until, book.newest_observed_at, len(book)
 
 
 def _refresh_one_provider(now) -> int:
@@ -134,14 +149,20 @@ def test_a_book_arranged_from_the_held_one_equals_one_arranged_from_scratch():
     now = timezone.now()
     held, _ = selectors._read(now, None)
     held_book = OfferBook(held.columns)
+    held_book.gpu_rows("h100-sxm")  # a compare built the index by GPU: the update carries it over
     _refresh_one_provider(now)
     updated, _ = selectors._read(now, held)
-    assert updated.remap is not None and updated.added
-    assert -1 in updated.remap  # the changed provider's old rows are dropped
-    book = held_book.updated(updated.columns, updated.remap, updated.added)
+    assert updated.dropped and updated.added  # the changed provider's old rows die, new appended
+    assert all(updated.columns.dead[row] for row in updated.dropped)
+    assert not any(held.columns.dead)  # the held book's columns are untouched
+    book = held_book.updated(updated.columns, updated.dropped, updated.added)
+    assert book._gpu_index is not None
     scratch = OfferBook(updated.columns)
+    assert scratch.columns is not updated.columns  # arranged from scratch: compacted
     assert len(book.groups) > 10
     assert _arrangement(book) == _arrangement(scratch)
+    # Groups the changed provider has no offer in are carried over as they are.
+    assert sum(group in held_book.groups for group in book.groups) > len(book.groups) // 2
     assert _answers(book) == _answers(selectors._read(now, None)[0])
 
 

@@ -1,0 +1,86 @@
+"""The pruned planning run against the exhaustive one, on a generated catalog.
+
+With a small ``limit`` the planner walks the route of a group that is sure to pass (no price
+limit, billed by the hour, known run length) only when the ranking reaches the lower bound of
+its keys (``_Planner.passes``: the GPU-hours floor at its first fitting node count times its
+cheapest price), and under price limits it estimates the node count a rejection names only when
+the reason or an example needs it. Asked for every plan (a limit no catalog reaches) nothing can
+be pruned. Against the same run with nothing deferred (``_Planner.defer`` off: every route
+walked, every step estimated, as before), the plans, the rejections (counts and examples) and
+the advice must be exactly the same.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+
+from sizing.planner import OfferBook, _Planner, plan
+from sizing.selectors import offer_list
+from sizing.services import constraints_build, workload_build
+
+from .test_planner_paths import WORKLOADS
+
+pytestmark = pytest.mark.django_db
+
+CONSTRAINTS = {
+    "open": {},
+    "hourly": {"pricing": ["on_demand", "spot"]},
+    "datacenter": {"datacenter_only": True},
+    "hourly-cap": {"pricing": ["on_demand", "spot"], "max_usd_per_hour": 20},
+    "total-cap": {"max_total_usd": 5000, "max_hours": 400},
+    "one-region-set": {"countries": ["US", "DE", "CN"], "pricing": ["on_demand", "reserved_1y"]},
+}
+
+
+@pytest.fixture(scope="module")
+def book(django_db_setup, django_db_blocker):
+    with django_db_blocker.unblock():
+        call_command("scale_catalog", prices=3000, verbosity=0)
+        try:
+            return OfferBook(offer_list())
+        finally:
+            call_command("scale_catalog", clear=True, verbosity=0)
+
+
+def answer(result):
+    """What an answer shows of a planning run: the plans, the rejections, the advice."""
+    plans = [
+        (p.offer.price_id, p.nodes, p.gpu_count, p.usd_per_hour, p.est_hours, p.est_total_usd,
+         tuple(p.other_regions), tuple(m.code for m in p.reasons))
+        for p in result.plans
+    ]  # fmt: skip
+    rejected = {
+        reason: (entry["count"], [(m.code, sorted(m.params.items())) for m in entry["examples"]])
+        for reason, entry in result.rejected.by_reason.items()
+    }
+    advice = [(m.code, sorted(m.params.items())) for m in result.advice]
+    return plans, rejected, advice
+
+
+@pytest.mark.parametrize("limit", [1, 10])
+@pytest.mark.parametrize("objective", ["cheapest", "cheapest_hourly", "fastest"])
+@pytest.mark.parametrize("constraints_name", sorted(CONSTRAINTS))
+@pytest.mark.parametrize("workload_name", sorted(WORKLOADS))
+def test_the_pruned_run_answers_as_the_exhaustive_one(
+    book, monkeypatch, workload_name, constraints_name, objective, limit
+):
+    workload = workload_build(WORKLOADS[workload_name])
+    constraints = constraints_build(CONSTRAINTS[constraints_name])
+
+    pruned = plan(workload, book, constraints, objective=objective, limit=limit)
+    monkeypatch.setattr(_Planner, "defer", False)
+    every = plan(workload, book, constraints, objective=objective, limit=limit)
+
+    assert answer(pruned) == answer(every)
+    assert pruned.considered <= every.considered
+
+
+def test_the_catalog_leaves_something_to_prune(book, monkeypatch):
+    workload = workload_build(WORKLOADS["8b-lora"])
+    constraints = constraints_build(CONSTRAINTS["hourly"])
+    pruned = plan(workload, book, constraints, limit=10)
+    monkeypatch.setattr(_Planner, "defer", False)
+    every = plan(workload, book, constraints, limit=10)
+    assert len(pruned.plans) == 10
+    assert pruned.considered < every.considered
