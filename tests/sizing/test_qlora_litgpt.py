@@ -1,0 +1,111 @@
+"""QLoRA under litgpt (Lightning's BitsandbytesPrecision + bitsandbytes' MatMul4Bit).
+
+The head is stored in 4 bits, every dequantisation makes an fp16 copy and a bf16 cast, and the
+previous step's 4-bit matmul inputs are still alive during the next forward (sizing/frameworks.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from sizing.estimator import estimate, parse_workload
+from sizing.frameworks import FRAMEWORKS
+from sizing.memory import (
+    NF4_BYTES_PER_PARAM,
+    previous_step_4bit_inputs,
+    quantizable_params,
+    training_memory,
+)
+from sizing.presets import load_presets
+
+PRESETS = load_presets()
+LLAMA = PRESETS["llama-2-7b"]
+
+
+def wl(**data):
+    base = {
+        "model": "llama-2-7b",
+        "method": "qlora",
+        "framework": "litgpt",
+        "batch_size": 2,
+        "seq_len": 512,
+        "lora_targets": "qv",
+        "gradient_checkpointing": "none",
+    }
+    return parse_workload({**base, **data}, PRESETS)
+
+
+def test_previous_step_keeps_every_4bit_matmul_input():
+    """Per layer: q/k/v input, attention output, MLP input, down input; plus the head's input."""
+    h, o, inter = LLAMA.hidden_size, LLAMA.o_width, LLAMA.intermediate_size
+    per_token = LLAMA.total_layers * (2 * h + o + inter) + h
+    assert previous_step_4bit_inputs(wl()) == 2 * 512 * per_token * 2
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"framework": "hf"},  # the Trainer drops the step's graph before the next one
+        {"framework": "torchtune"},
+        {"method": "lora"},  # autograd frees what save_for_backward kept
+        {"gradient_checkpointing": "full"},
+    ],
+)
+def test_nothing_kept_from_the_previous_step_elsewhere(data):
+    assert previous_step_4bit_inputs(wl(**data)) == 0.0
+
+
+def test_the_kept_inputs_raise_the_peak(monkeypatch):
+    w = wl()
+    kept = previous_step_4bit_inputs(w)
+    on = estimate(w).breakdown["activations"]
+    monkeypatch.setitem(
+        FRAMEWORKS, "litgpt", replace(FRAMEWORKS["litgpt"], keeps_previous_step_graph=False)
+    )
+    off = estimate(w).breakdown["activations"]
+    # They sit on the loss-head side of the peak (end of forward), so they add at most
+    # themselves, and at least themselves less the backward buffers they replace.
+    grew = (on - off) * 2**30
+    assert 0 < grew <= kept * (1 + 1e-9)
+    assert grew > 0.8 * kept
+
+
+def test_litgpt_stores_the_head_in_4_bits_and_dequantises_it_via_fp16():
+    r = training_memory(wl(), dp=1, sharding="none")
+    head = LLAMA.vocab_size * LLAMA.hidden_size
+    quant = quantizable_params(LLAMA) + head * LLAMA.params / LLAMA.counts.computed_total
+    rest = LLAMA.params - quant
+    # The head (32000 x 4096) is the largest matrix: an fp16 copy + its bf16 cast, 4 B.
+    expected = quant * NF4_BYTES_PER_PARAM + rest * 2 + head * 4
+    assert r.weights == pytest.approx(expected, rel=1e-9)
+
+
+def test_fp16_compute_needs_no_cast_of_the_dequantised_copy():
+    bf16 = training_memory(wl(), dp=1, sharding="none").weights
+    fp16 = training_memory(wl(precision="fp16"), dp=1, sharding="none").weights
+    head = LLAMA.vocab_size * LLAMA.hidden_size
+    assert bf16 - fp16 == pytest.approx(head * 2, rel=1e-9)
+
+
+def test_hf_keeps_its_head_in_16_bits():
+    w = wl(framework="hf")
+    r = training_memory(w, dp=1, sharding="none")
+    quant = quantizable_params(LLAMA)
+    rest = LLAMA.params - quant
+    biggest = LLAMA.hidden_size * LLAMA.intermediate_size
+    # PEFT's prepare_model_for_kbit_training: unquantised parameters in fp32.
+    assert r.weights == pytest.approx(quant * NF4_BYTES_PER_PARAM + rest * 4 + biggest * 2)
+
+
+def test_a_tied_model_gains_a_separate_4bit_head_under_litgpt():
+    """litgpt copies a tied embedding into its own lm_head: the embedding stays 16-bit."""
+    falcon = PRESETS["falcon-7b"]
+    assert falcon.tied_embeddings
+    r = training_memory(wl(model="falcon-7b"), dp=1, sharding="none")
+    head = falcon.vocab_size * falcon.hidden_size
+    quant = quantizable_params(falcon)
+    rest = falcon.params - quant
+    expected = (quant + head) * NF4_BYTES_PER_PARAM + rest * 2 + head * 4
+    assert r.weights == pytest.approx(expected, rel=1e-9)
