@@ -37,7 +37,11 @@ node saved with `save_for_backward`, but bitsandbytes before 0.43.2 kept each 4-
 input as `ctx.tensors = (A, B)`, a plain attribute that lives as long as the node, so the
 previous step's 4-bit matmul inputs stay on the GPU through the next forward
 (bitsandbytes-foundation/bitsandbytes #1270, 9e753741, 2024-07: "the bug that caused a lot of
-memory issues with QLoRA").
+memory issues with QLoRA"). litgpt still names 0.42.0 as the version it supports
+(`finetune/lora.py` @26857050 warns "LitGPT only supports bitsandbytes v0.42.0" on any other),
+refuses mixed precision with `--quantize`, and its single-device `finetune/lora.py` has no
+activation checkpointing: a litgpt QLoRA workload defaults to `mixed_precision` false and
+`gradient_checkpointing` none.
 
 For serving, `int4_kernel` names the weight-only 4-bit matmul the engine decodes with: the
 kernels stream weights at very different fractions of the memory bandwidth (sizing/compute.py
@@ -68,6 +72,10 @@ class Framework:
     # from an fp16 copy, so dequantising it gives fp16, which the bf16 matmul then casts (two
     # copies of the matrix alive at once); and the training loop's `logits` still holds the
     # previous step's autograd graph while the next forward runs (sizing/memory.py).
+    # QLoRA defaults: mixed precision (autocast over bf16 compute) and the checkpointing a
+    # QLoRA run gets when the workload does not say.
+    qlora_mixed_precision: bool = True
+    qlora_checkpointing: str = "full"
     qlora_quantises_head: bool = False
     qlora_dequant_via_fp16: bool = False
     keeps_previous_step_graph: bool = False
@@ -91,6 +99,8 @@ FRAMEWORKS: dict[str, Framework] = {
         "chunked",
         lora_dropout=0.05,
         lora_fused_qkv=True,
+        qlora_mixed_precision=False,
+        qlora_checkpointing="none",
         qlora_quantises_head=True,
         qlora_dequant_via_fp16=True,
         keeps_previous_step_graph=True,
@@ -101,7 +111,9 @@ FRAMEWORKS: dict[str, Framework] = {
         "src/lightning/fabric/plugins/precision/bitsandbytes.py @003e3070 replaces every "
         "nn.Linear (lm_head too, no ignore_modules) and _Linear4bit._quantize_weight quantises "
         "weight.to(torch.half); the fit loop rebinds `logits = model(...)` only after the next "
-        "forward has run",
+        "forward has run; --quantize refuses mixed precision ('Quantization and mixed precision "
+        "is not supported') and single-device lora.py has no activation checkpointing "
+        "(litgpt/finetune/lora.py @26857050)",
     ),
     "axolotl": Framework("standard", source="axolotl: HF Trainer unless a Liger plugin is set"),
     "unsloth": Framework(

@@ -120,7 +120,8 @@ WORKLOAD: tuple[Field, ...] = (
         "mixed_precision",
         "bool",
         gettext_noop("Mixed precision"),
-        "fp32 master weights and gradients (default on for bf16/fp16/fp8 training).",
+        "fp32 master weights and gradients (default on for bf16/fp16/fp8 training; off for "
+        "QLoRA under litgpt, which refuses it).",
         form=False,
     ),
     Field("optimizer", "choice", gettext_noop("Optimizer"), "Default AdamW.", OPTIMIZERS),
@@ -257,8 +258,9 @@ WORKLOAD: tuple[Field, ...] = (
         "framework",
         "choice",
         gettext_noop("Framework"),
-        "Sets the defaults of loss, activation_offloading, optimizer_in_backward and compile; "
-        "for serving, the 4-bit decode kernel.",
+        "Sets the defaults of loss, activation_offloading, optimizer_in_backward, compile and "
+        "lora_dropout, and its QLoRA behaviour (litgpt: 4-bit head, no checkpointing, no mixed "
+        "precision); for serving, the 4-bit decode kernel.",
         FRAMEWORK_NAMES,
         default="hf",
     ),

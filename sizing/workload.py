@@ -211,7 +211,8 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
 
     Defaults: task finetune; training: method full, precision bf16, mixed precision on for
     bf16/fp16/fp8, optimizer adamw, batch 1, seq 2048 (capped at the model's context),
-    checkpointing none (full for QLoRA, as in the QLoRA paper), LoRA rank 16 on all linear
+    checkpointing none (full for QLoRA, as in the QLoRA paper, unless the framework has none for
+    it), mixed precision off for QLoRA where the framework refuses it, LoRA rank 16 on all linear
     layers; inference: context 4096, concurrency 1. Sharding left out (or "auto") is chosen by
     the estimator. Strings that spell numbers or booleans are accepted (query parameters).
     """
@@ -388,17 +389,22 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
 
     # Defaults.
     training = task != "inference"
+    framework = framework or "hf"
+    habits = FRAMEWORKS[framework]
     if training:
         method = method or "full"
         precision = precision or "bf16"
         if method == "qlora" and precision == "int4":
             precision = "bf16"  # the NF4 base is implied; compute runs in bf16
         if mixed is None:
-            mixed = precision in ("bf16", "fp16", "fp8")
+            mixed = precision in ("bf16", "fp16", "fp8") and (
+                method != "qlora" or habits.qlora_mixed_precision
+            )
         optimizer = optimizer or "adamw"
         if ckpt is None:
-            # QLoRA's reference setup (and PEFT's prepare_model_for_kbit_training) turns it on.
-            ckpt = "full" if method == "qlora" else "none"
+            # QLoRA's reference setup (and PEFT's prepare_model_for_kbit_training) turns it on;
+            # a framework without checkpointing for QLoRA says so (sizing/frameworks.py).
+            ckpt = habits.qlora_checkpointing if method == "qlora" else "none"
         if method in ("lora", "qlora"):
             lora_rank = lora_rank or DEFAULT_LORA_RANK
             lora_targets = lora_targets or DEFAULT_LORA_TARGETS
@@ -417,8 +423,6 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
         attention = "eager" if precision == "fp32" else "flash"
     if not arch.is_transformer:
         attention = "eager"
-    framework = framework or "hf"
-    habits = FRAMEWORKS[framework]
     offload = flags["activation_offloading"]
     in_backward = flags["optimizer_in_backward"]
     return Workload(

@@ -109,3 +109,25 @@ def test_a_tied_model_gains_a_separate_4bit_head_under_litgpt():
     rest = falcon.params - quant
     expected = (quant + head) * NF4_BYTES_PER_PARAM + rest * 2 + head * 4
     assert r.weights == pytest.approx(expected, rel=1e-9)
+
+
+def test_litgpt_qlora_defaults_to_bf16_true_without_checkpointing():
+    """litgpt's --quantize refuses mixed precision; its single-device lora.py has no checkpointing."""
+    w = parse_workload({"model": "llama-2-7b", "method": "qlora", "framework": "litgpt"}, PRESETS)
+    assert w.mixed_precision is False
+    assert w.gradient_checkpointing == "none"
+    hf = parse_workload({"model": "llama-2-7b", "method": "qlora"}, PRESETS)
+    assert hf.mixed_precision is True
+    assert hf.gradient_checkpointing == "full"
+    lora = parse_workload({"model": "llama-2-7b", "method": "lora", "framework": "litgpt"}, PRESETS)
+    assert lora.mixed_precision is True  # litgpt trains LoRA in bf16-mixed by default
+    given = parse_workload(
+        {
+            "model": "llama-2-7b",
+            "method": "qlora",
+            "framework": "litgpt",
+            "gradient_checkpointing": "full",
+        },
+        PRESETS,
+    )
+    assert given.gradient_checkpointing == "full"
