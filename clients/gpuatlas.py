@@ -565,6 +565,13 @@ WORKLOAD_OPTIONS: list[tuple[str, str, str, str | None, str]] = [
         "--loss",
     ),
     (
+        "double_quant",
+        "bool",
+        "QLoRA: the NF4 block constants quantised again, 0.516 instead of 0.5625 bytes per 4-bit weight (default: the framework's; off for hf, as BitsAndBytesConfig).",
+        None,
+        "--double-quant",
+    ),
+    (
         "activation_offloading",
         "bool",
         "Saved activations kept in host memory (default: the framework's).",

@@ -41,7 +41,14 @@ memory issues with QLoRA"). litgpt still names 0.42.0 as the version it supports
 (`finetune/lora.py` @26857050 warns "LitGPT only supports bitsandbytes v0.42.0" on any other),
 refuses mixed precision with `--quantize`, and its single-device `finetune/lora.py` has no
 activation checkpointing: a litgpt QLoRA workload defaults to `mixed_precision` false and
-`gradient_checkpointing` none.
+`gradient_checkpointing` none. Its `--quantize bnb.nf4` has no double quantisation (`bnb.nf4-dq`
+is the opt-in: `_NF4Linear` sets `compress_statistics=False`, `_NF4DQLinear` True).
+
+Double quantisation (`double_quant`, QLoRA only): transformers' `BitsAndBytesConfig` defaults
+`bnb_4bit_use_double_quant` to False (src/transformers/utils/quantization_config.py), so `hf`
+and the frameworks built on it whose own default was not checked (axolotl, unsloth, DeepSpeed)
+default to False; LLaMA-Factory sets `double_quantization=True` (src/llamafactory/hparams/
+model_args.py @cc22c045); torchtune's torchao NF4 always quantises its scalers.
 
 For serving, `int4_kernel` names the weight-only 4-bit matmul the engine decodes with: the
 kernels stream weights at very different fractions of the memory bandwidth (sizing/compute.py
@@ -76,6 +83,9 @@ class Framework:
     # QLoRA run gets when the workload does not say.
     qlora_mixed_precision: bool = True
     qlora_checkpointing: str = "full"
+    # QLoRA: block constants stored in 8 bits with an fp32 constant per 256 blocks (double
+    # quantisation, 0.516 B per weight) rather than one fp32 absmax per 64 weights (0.5625 B).
+    qlora_double_quant: bool = False
     qlora_quantises_head: bool = False
     qlora_dequant_via_fp16: bool = False
     keeps_previous_step_graph: bool = False
@@ -87,13 +97,18 @@ FRAMEWORKS: dict[str, Framework] = {
         "standard",
         qlora_fp32_unquantised=True,
         source="transformers LlamaForCausalLM.forward: logits.float() before CrossEntropyLoss; "
+        "BitsAndBytesConfig(bnb_4bit_use_double_quant=False) by default "
+        "(src/transformers/utils/quantization_config.py); "
         "huggingface/peft src/peft/utils/other.py @012c0d5a prepare_model_for_kbit_training "
         "casts every fp16/bf16 parameter of a k-bit model to fp32",
     ),
     "torchtune": Framework(
         "chunked",
+        qlora_double_quant=True,
         source="pytorch/torchtune README 'Optimization flags' and recipes/configs/*: "
-        "CEWithChunkedOutputLoss (8 chunks, fp32 upcast per chunk)",
+        "CEWithChunkedOutputLoss (8 chunks, fp32 upcast per chunk); QLoRA bases are torchao "
+        "NF4Tensors, whose per-64 scalers are themselves quantised to int8 in blocks of 256 "
+        "(pytorch/ao torchao/dtypes/nf4tensor.py @0598012907d6)",
     ),
     "litgpt": Framework(
         "chunked",
@@ -120,7 +135,12 @@ FRAMEWORKS: dict[str, Framework] = {
         "fused",
         source="unslothai/unsloth README: fused cross-entropy, logits never materialised",
     ),
-    "llama_factory": Framework("standard", source="LLaMA-Factory: HF Trainer underneath"),
+    "llama_factory": Framework(
+        "standard",
+        qlora_double_quant=True,
+        source="LLaMA-Factory: HF Trainer underneath; hiyouga/LLaMA-Factory "
+        "src/llamafactory/hparams/model_args.py @cc22c045 double_quantization=True",
+    ),
     "deepspeed": Framework("standard", source="DeepSpeed runs the HF/PyTorch model's own loss"),
     "megatron": Framework(
         "chunked",

@@ -273,6 +273,14 @@ WORKLOAD: tuple[Field, ...] = (
         form=False,
     ),
     Field(
+        "double_quant",
+        "bool",
+        gettext_noop("Double quantisation (QLoRA)"),
+        "QLoRA: the NF4 block constants quantised again, 0.516 instead of 0.5625 bytes per "
+        "4-bit weight (default: the framework's; off for hf, as BitsAndBytesConfig).",
+        form=False,
+    ),
+    Field(
         "activation_offloading",
         "bool",
         gettext_noop("Offload activations to CPU"),

@@ -50,8 +50,18 @@ OPTIMIZER_STATE_BYTES_FP32 = {"adamw": 8.0, "sgd": 4.0, "adamw_8bit": 2.0}
 ADAFACTOR_FACTOR_BYTES = 4.0 * 2
 # QLoRA NF4: 4-bit codes + one fp32 absmax per 64-weight block (0.5 bit/param); double
 # quantisation stores the absmax in 8 bits with an fp32 constant per 256 blocks, cutting the
-# constants to 0.127 bit/param (Dettmers et al. 2023, sec. 3). All presets use double quant.
+# constants to 0.127 bit/param (Dettmers et al. 2023, sec. 3); `workload.double_quant` picks it.
 NF4_BYTES_PER_PARAM = 0.5 + 0.127 / 8
+# Without double quantisation (bitsandbytes compress_statistics=False, transformers' default):
+# one fp32 absmax per 64-weight block, 0.5 bit per weight (Dettmers et al. 2023, sec. 3).
+NF4_NO_DQ_BYTES_PER_PARAM = 0.5 + 4 / 64
+
+
+def nf4_bytes_per_param(w: Workload) -> float:
+    """Bytes per 4-bit weight of a QLoRA base, with or without double quantisation."""
+    return NF4_BYTES_PER_PARAM if w.double_quant else NF4_NO_DQ_BYTES_PER_PARAM
+
+
 # Weight-only int4 for inference (GPTQ/AWQ, group size 128, fp16 scale + zero per group).
 INT4_BYTES_PER_PARAM = 0.5 + 4 / 128
 # LLaMA-Factory's "freeze" tuning trains the last 2 layers by default (freeze_trainable_layers=2).
@@ -491,8 +501,12 @@ def training_memory(w: Workload, *, dp: int, sharding: str, explain: bool = True
         rest = p_all - quant - (0.0 if a.tied_embeddings else head_q)
         quant += head_q
         if w.method == "qlora":
-            base_b = NF4_BYTES_PER_PARAM
-            fmt = f"NF4 + double quant ({NF4_BYTES_PER_PARAM:.3f} B)"
+            base_b = nf4_bytes_per_param(w)
+            fmt = (
+                f"NF4 + double quant ({base_b:.3f} B)"
+                if w.double_quant
+                else f"NF4, fp32 block constants ({base_b:.4f} B)"
+            )
         else:
             base_b = DTYPE_BYTES[w.precision] if w.precision != "fp8" else 2.0
             fmt = f"{w.precision} ({base_b:g} B)"
@@ -654,7 +668,7 @@ def training_memory(w: Workload, *, dp: int, sharding: str, explain: bool = True
         if w.method == "qlora":
             layer_norms = _scaled(a, float(a.counts.layer_norms))
             gather = (
-                2 * ((layer - layer_norms) * NF4_BYTES_PER_PARAM + layer_norms * wb_gather) / mp
+                2 * ((layer - layer_norms) * nf4_bytes_per_param(w) + layer_norms * wb_gather) / mp
             )
             gather_fmt = "NF4"
         else:
@@ -668,7 +682,7 @@ def training_memory(w: Workload, *, dp: int, sharding: str, explain: bool = True
             # accumulate unsharded, in the fp32 reduce dtype under mixed precision.
             if w.method == "qlora":
                 quant = quantizable_params(a)
-                gather = (quant * NF4_BYTES_PER_PARAM + (p_all - quant) * wb_gather) / mp
+                gather = (quant * nf4_bytes_per_param(w) + (p_all - quant) * wb_gather) / mp
             else:
                 gather = p_all * wb_gather / mp
             what = "the pipeline stage's parameters, kept unsharded across micro-batches"

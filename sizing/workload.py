@@ -113,6 +113,7 @@ class Workload:
     optimizer_in_backward: bool = False
     compile: bool = False  # torch.compile on the training step (sizing/frameworks.py)
     lora_dropout: float = 0.0  # dropout on each adapter's input (sizing/frameworks.py default)
+    double_quant: bool = False  # QLoRA: NF4 block constants quantised again (framework default)
     architecture: str | None = None  # the config.json given, as canonical JSON
     arch: ModelArch = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
 
@@ -310,7 +311,7 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
     framework = choice("framework")
     loss = choice("loss")
     flags: dict[str, bool | None] = {}
-    for name in ("activation_offloading", "optimizer_in_backward", "compile"):
+    for name in ("activation_offloading", "optimizer_in_backward", "compile", "double_quant"):
         flags[name] = None
         if name in raw:
             flags[name] = _as_bool(raw[name])
@@ -377,6 +378,8 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
         bad("lora_rank" if lora_rank else "lora_targets", C.INPUT_LORA_SETTINGS)
     if lora_dropout is not None and (task == "inference" or method not in ("lora", "qlora")):
         bad("lora_dropout", C.INPUT_LORA_SETTINGS)
+    if flags["double_quant"] is not None and (task == "inference" or method != "qlora"):
+        bad("double_quant", C.INPUT_DOUBLE_QUANT)
     if arch is not None and not arch.is_transformer and method in ("lora", "qlora"):
         bad("method", C.INPUT_NEEDS_TRANSFORMER, method=method, model=arch.name, kind=arch.kind)
     if gpu_count is not None and gpu_count % (tp * pp):
@@ -459,6 +462,10 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
             float(habits.lora_dropout if lora_dropout is None else lora_dropout)
             if method in ("lora", "qlora")
             else 0.0
+        ),
+        double_quant=bool(
+            (habits.qlora_double_quant if flags["double_quant"] is None else flags["double_quant"])
+            and method == "qlora"
         ),
         arch=arch,
     )

@@ -10,10 +10,10 @@ from dataclasses import replace
 
 import pytest
 
-from sizing.estimator import estimate, parse_workload
+from sizing.estimator import WorkloadError, estimate, parse_workload
 from sizing.frameworks import FRAMEWORKS
 from sizing.memory import (
-    NF4_BYTES_PER_PARAM,
+    NF4_NO_DQ_BYTES_PER_PARAM,
     previous_step_4bit_inputs,
     quantizable_params,
     training_memory,
@@ -78,7 +78,7 @@ def test_litgpt_stores_the_head_in_4_bits_and_dequantises_it_via_fp16():
     quant = quantizable_params(LLAMA) + head * LLAMA.params / LLAMA.counts.computed_total
     rest = LLAMA.params - quant
     # The head (32000 x 4096) is the largest matrix: an fp16 copy + its bf16 cast, 4 B.
-    expected = quant * NF4_BYTES_PER_PARAM + rest * 2 + head * 4
+    expected = quant * NF4_NO_DQ_BYTES_PER_PARAM + rest * 2 + head * 4
     assert r.weights == pytest.approx(expected, rel=1e-9)
 
 
@@ -96,7 +96,7 @@ def test_hf_keeps_its_head_in_16_bits():
     rest = LLAMA.params - quant
     biggest = LLAMA.hidden_size * LLAMA.intermediate_size
     # PEFT's prepare_model_for_kbit_training: unquantised parameters in fp32.
-    assert r.weights == pytest.approx(quant * NF4_BYTES_PER_PARAM + rest * 4 + biggest * 2)
+    assert r.weights == pytest.approx(quant * NF4_NO_DQ_BYTES_PER_PARAM + rest * 4 + biggest * 2)
 
 
 def test_a_tied_model_gains_a_separate_4bit_head_under_litgpt():
@@ -107,7 +107,7 @@ def test_a_tied_model_gains_a_separate_4bit_head_under_litgpt():
     head = falcon.vocab_size * falcon.hidden_size
     quant = quantizable_params(falcon)
     rest = falcon.params - quant
-    expected = (quant + head) * NF4_BYTES_PER_PARAM + rest * 2 + head * 4
+    expected = (quant + head) * NF4_NO_DQ_BYTES_PER_PARAM + rest * 2 + head * 4
     assert r.weights == pytest.approx(expected, rel=1e-9)
 
 
@@ -131,3 +131,36 @@ def test_litgpt_qlora_defaults_to_bf16_true_without_checkpointing():
         PRESETS,
     )
     assert given.gradient_checkpointing == "full"
+
+
+@pytest.mark.parametrize(
+    ("framework", "expected"),
+    [("hf", False), ("litgpt", False), ("torchtune", True), ("llama_factory", True)],
+)
+def test_double_quant_defaults_to_the_frameworks(framework, expected):
+    """BitsAndBytesConfig and litgpt's bnb.nf4 store fp32 block constants; torchao's NF4 and
+    LLaMA-Factory quantise them again."""
+    w = parse_workload({"model": "llama-2-7b", "method": "qlora", "framework": framework}, PRESETS)
+    assert w.double_quant is expected
+    assert parse_workload({"model": "llama-2-7b", "method": "lora"}, PRESETS).double_quant is False
+
+
+def test_double_quant_saves_its_share_of_every_4bit_weight():
+    with_dq = training_memory(wl(double_quant=True), dp=1, sharding="none").weights
+    without = training_memory(wl(double_quant=False), dp=1, sharding="none").weights
+    head = LLAMA.vocab_size * LLAMA.hidden_size
+    quant = quantizable_params(LLAMA) + head * LLAMA.params / LLAMA.counts.computed_total
+    # fp32 absmax per 64 weights (4/64 B) against 8-bit constants + an fp32 per 256 blocks.
+    assert without - with_dq == pytest.approx(quant * (4 / 64 - 0.127 / 8), rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [{"method": "lora"}, {"method": "full"}, {"task": "inference", "method": None}],
+)
+def test_double_quant_outside_qlora_is_a_400_naming_the_field(data):
+    body = {"model": "llama-2-7b", "double_quant": True, **data}
+    body = {k: v for k, v in body.items() if v is not None}
+    with pytest.raises(WorkloadError) as e:
+        parse_workload(body, PRESETS)
+    assert "double_quant" in e.value.errors
