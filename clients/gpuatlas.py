@@ -553,7 +553,7 @@ WORKLOAD_OPTIONS: list[tuple[str, str, str, str | None, str]] = [
     (
         "framework",
         "choice",
-        "hf, torchtune, litgpt, axolotl, unsloth, llama_factory, deepspeed, megatron, torchtitan, vllm, sglang, gpt_fast, torchao, exllamav2, mlc_llm, llama_cpp. Sets the defaults of loss, activation_offloading, optimizer_in_backward, compile and lora_dropout, and its QLoRA behaviour (litgpt: 4-bit head, no checkpointing, no mixed precision); for serving, the 4-bit decode kernel.",
+        "hf, torchtune, litgpt, axolotl, unsloth, llama_factory, deepspeed, megatron, torchtitan, vllm, sglang, gpt_fast, torchao, exllamav2, mlc_llm, llama_cpp. Sets the defaults of loss, activation_offloading, optimizer_in_backward, compile, lora_dropout and double_quant, and its QLoRA behaviour (litgpt: 4-bit head, no checkpointing, no mixed precision); for serving, the 4-bit decode kernel.",
         None,
         "--framework",
     ),

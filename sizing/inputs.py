@@ -258,9 +258,9 @@ WORKLOAD: tuple[Field, ...] = (
         "framework",
         "choice",
         gettext_noop("Framework"),
-        "Sets the defaults of loss, activation_offloading, optimizer_in_backward, compile and "
-        "lora_dropout, and its QLoRA behaviour (litgpt: 4-bit head, no checkpointing, no mixed "
-        "precision); for serving, the 4-bit decode kernel.",
+        "Sets the defaults of loss, activation_offloading, optimizer_in_backward, compile, "
+        "lora_dropout and double_quant, and its QLoRA behaviour (litgpt: 4-bit head, no "
+        "checkpointing, no mixed precision); for serving, the 4-bit decode kernel.",
         FRAMEWORK_NAMES,
         default="hf",
     ),
