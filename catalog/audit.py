@@ -29,6 +29,31 @@ MIN_HOST_VCPUS = 2  # a whole dedicated GPU behind one vCPU is a placeholder, no
 SAME_MEMORY_TOLERANCE_GIB = 0.5
 RESERVED_MODELS = {choices.PricingModel.RESERVED_1Y, choices.PricingModel.RESERVED_3Y}
 
+# The largest discounts the hyperscalers publish, as the fraction of the on-demand price left: Spot
+# "up to 91%" off (Google Compute Engine Spot VMs, "60-91%"), "up to 90%" (AWS EC2 Spot, Azure Spot
+# VMs); reservations "up to 72%" (AWS Savings Plans and Reserved Instances, Azure reservations), Google
+# committed use up to 70%. In the catalog of 2026-12-01 the 1st percentile of spot / on-demand is 0.15
+# (Azure) and 0.25 (GCP), of reserved / on-demand 0.41 (AWS 3y) and 0.34 (GCP 3y, its minimum).
+# Below the error floor no published discount reaches the price (a point of margin for rounding): it
+# cannot hold every component (GCP sums vCPU, RAM and GPU SKUs) at a real rate. At the warning floor it
+# sits at the published maximum, which a provider gives where it has capacity nobody rents (GCP prices
+# GPUs at 91% off Spot in regions that have none): a curator checks it before it ranks.
+DISCOUNT_FLOORS: dict[
+    str, tuple[float, float]
+] = {  # pricing model -> (error below, warning at or below)
+    choices.PricingModel.SPOT: (0.08, 0.10),
+    choices.PricingModel.RESERVED_1Y: (0.25, 0.30),
+    choices.PricingModel.RESERVED_3Y: (0.25, 0.30),
+}
+# A GPU-hour priced under a third of the cheapest price of the same GPU at every other provider (any
+# pricing model) is worth a look; under a fifth it is an error when at least two other providers
+# sell the GPU. Legitimately low offers stay above a fifth: in the catalog of 2026-12-01 the lowest
+# such ratios are 0.25 (CoreWeave B300 Spot), 0.29 (RunPod community V100), 0.33 (a Vast.ai A100);
+# GCP's 91%-off L4 Spot in a region without L4s was 0.19.
+GPU_HOUR_WARNING_FACTOR = 1 / 3
+GPU_HOUR_ERROR_FACTOR = 1 / 5
+MIN_OTHER_PROVIDERS_FOR_ERROR = 2
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -84,6 +109,9 @@ def _prices() -> list[dict]:
             "pricing_model",
             "currency",
             "observed_at",
+            "usd_per_hour",
+            "usd_per_gpu_hour",
+            "instance_type__gpu__slug",
         )
     )
 
@@ -256,6 +284,80 @@ def rule_reserved_older_than_on_demand(now: datetime) -> list[Finding]:
     return found
 
 
+def rule_discount_beyond_published(now: datetime) -> list[Finding]:
+    """Spot and reserved prices that are a smaller fraction of the same type's on-demand price in the
+    same region than any published discount allows (an error), or sit at that maximum (a warning)."""
+    rows = _prices()
+    on_demand = {
+        (row["instance_type_id"], row["region_id"]): row["usd_per_hour"]
+        for row in rows
+        if row["pricing_model"] == choices.PricingModel.ON_DEMAND
+    }
+    found = []
+    for row in rows:
+        floors = DISCOUNT_FLOORS.get(row["pricing_model"])
+        base = on_demand.get((row["instance_type_id"], row["region_id"]))
+        if floors is None or not base:
+            continue
+        fraction = round(float(row["usd_per_hour"]) / float(base), 4)
+        error_below, warning_at = floors
+        if fraction > warning_at:
+            continue
+        beyond = fraction < error_below
+        found.append(
+            Finding(
+                "discount_beyond_published",
+                ERROR if beyond else WARNING,
+                row["instance_type__provider__slug"],
+                f"{row['instance_type__name']} @ {row['region__code']}",
+                f"{row['pricing_model']} ${float(row['usd_per_hour']):g}/h is {fraction:g} of on-demand "
+                f"${float(base):g}/h ({1 - fraction:.0%} off): "
+                + (
+                    f"beyond any published discount (floor {error_below:g})"
+                    if beyond
+                    else f"at the largest published discount (at or under {warning_at:g})"
+                ),
+            )
+        )
+    return found
+
+
+def rule_gpu_hour_far_below_other_providers(now: datetime) -> list[Finding]:
+    """Prices per GPU-hour far below the cheapest price of the same GPU at every other provider."""
+    rows = _prices()
+    cheapest: dict[str, dict[str, dict]] = defaultdict(dict)  # GPU -> provider -> cheapest row
+    for row in rows:
+        mine = cheapest[row["instance_type__gpu__slug"]]
+        slug = row["instance_type__provider__slug"]
+        if slug not in mine or row["usd_per_gpu_hour"] < mine[slug]["usd_per_gpu_hour"]:
+            mine[slug] = row
+    found = []
+    for row in rows:
+        gpu, slug = row["instance_type__gpu__slug"], row["instance_type__provider__slug"]
+        others = [r for other, r in cheapest[gpu].items() if other != slug]
+        if not others:
+            continue
+        elsewhere = min(others, key=lambda r: r["usd_per_gpu_hour"])
+        if not elsewhere["usd_per_gpu_hour"]:
+            continue
+        ratio = float(row["usd_per_gpu_hour"]) / float(elsewhere["usd_per_gpu_hour"])
+        if ratio >= GPU_HOUR_WARNING_FACTOR:
+            continue
+        sure = ratio < GPU_HOUR_ERROR_FACTOR and len(others) >= MIN_OTHER_PROVIDERS_FOR_ERROR
+        found.append(
+            Finding(
+                "gpu_hour_far_below_other_providers",
+                ERROR if sure else WARNING,
+                slug,
+                f"{row['instance_type__name']} @ {row['region__code']} {row['pricing_model']}",
+                f"${float(row['usd_per_gpu_hour']):g}/GPU-h is {ratio:.2f} of the cheapest {gpu} at "
+                f"{len(others)} other provider(s) (${float(elsewhere['usd_per_gpu_hour']):g}, "
+                f"{elsewhere['instance_type__provider__slug']} {elsewhere['pricing_model']})",
+            )
+        )
+    return found
+
+
 def rule_instance_types_without_prices(now: datetime) -> list[Finding]:
     """Active instance types with no current price: they can never be offered."""
     current = Price.objects.filter(instance_type=OuterRef("pk"), gone_at__isnull=True)
@@ -322,6 +424,8 @@ RULES: tuple[Callable[[datetime], list[Finding]], ...] = (
     rule_stale_prices,
     rule_leftover_moving_prices,
     rule_reserved_older_than_on_demand,
+    rule_discount_beyond_published,
+    rule_gpu_hour_far_below_other_providers,
     rule_instance_types_without_prices,
     rule_gpus_without_offers,
     rule_mixed_currencies,

@@ -402,8 +402,9 @@ CONSTRAINTS: tuple[Field, ...] = (
         "fit_on",
         "choice",
         gettext_noop("Decide the fit on"),
-        "high: the high end of the memory range (what comparable measurements reached); point: "
-        "the estimate itself. Unset: the server's SIZING_FIT_ON setting (default high).",
+        "high: the high end of the memory range (the estimate times the 95th percentile of "
+        "comparable measurements over their estimates); point: the estimate itself. Unset: the "
+        "server's SIZING_FIT_ON setting (default high).",
         FIT_ON,
     ),
 )

@@ -433,7 +433,10 @@ class PlanForm(WorkloadFieldsForm):
             ("high", _("The high end of the memory range")),
             ("point", _("The estimate itself")),
         ],
-        help_text=_("The high end is what comparable measurements reached; safer against OOM."),
+        help_text=_(
+            "The high end allows for how far comparable published measurements ran over their "
+            "estimates (95th percentile); safer against OOM."
+        ),
     )
 
     # The query string (a QueryDict), or Django's empty MultiValueDict when unbound.

@@ -608,7 +608,7 @@ def _plan_context(
         ),
         band=tuple(span) if span else None,
         band_label=(
-            _("Range %(range)s: what comparable measurements reached")
+            _("Range %(range)s: the errors of comparable measurements (5th to 95th percentile)")
             % {"range": atlas_tags.gib_range(span)}
             if span
             else ""

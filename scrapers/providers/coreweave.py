@@ -32,34 +32,47 @@ INSTANCE_IDS: dict[str, tuple[str, int]] = {
     "l40": ("gd-8xl40-i128", 8),
     "gh200": ("gd-1xgh200", 1),
     "a100": ("gd-8xa100-i128", 8),
+    "gb200 nvl72": ("gb200-4x", 4),
+    "rtx pro 6000 blackwell server edition": ("rtxp6000-8x", 8),
+    "rtx pro 6000 blackwell server edition (high memory)": ("rtxp6000-8x", 8),
 }
 
 # Zones (CoreWeave region codes) each node type is listed in, split by the page's region
-# sections; from fixtures/providers/coreweave.yaml (docs.coreweave.com availability, 2026-10).
+# sections; the same zones as fixtures/providers/coreweave.yaml (vllm-project/production-stack's
+# CoreWeave Terraform region map of 2026-03-05 and CoreWeave's region pages).
 AVAILABILITY: dict[str, dict[str, tuple[str, ...]]] = {
     "north_america": {
-        "b200-8x": ("US-CENTRAL-07", "US-EAST-13", "US-EAST-15", "US-WEST-09", "US-WEST-01"),
+        "b200-8x": ("US-EAST-13", "US-CENTRAL-06", "US-CENTRAL-07", "US-WEST-01", "US-WEST-09"),
         "gd-8xh200ib-i128": ("US-EAST-01", "US-EAST-02", "US-EAST-04", "US-EAST-08", "US-WEST-04"),
         "gd-8xh100ib-i128": (
-            "RNO2",
-            "US-CENTRAL-06",
             "US-EAST-01",
-            "US-EAST-02",
             "US-EAST-04",
             "US-EAST-06",
+            "RNO2",
             "US-WEST-01",
-            "US-WEST-02",
             "US-WEST-04",
             "US-WEST-09",
         ),
         "gd-8xl40s-i128": ("US-EAST-04",),
-        "gd-8xl40-i128": ("RNO2", "US-EAST-02", "US-EAST-04"),
-        "gd-1xgh200": ("RNO2", "US-EAST-04"),
-        "gd-8xa100-i128": ("RNO2", "US-EAST-04"),
+        "gd-8xl40-i128": ("US-EAST-02", "US-EAST-04", "RNO2"),
+        "gd-1xgh200": ("US-EAST-04", "RNO2"),
+        "gd-8xa100-i128": ("US-EAST-04", "RNO2"),
+        "gb200-4x": ("US-EAST-01", "US-EAST-02", "US-EAST-08", "US-EAST-13", "US-WEST-01"),
+        "rtxp6000-8x": (
+            "US-EAST-01",
+            "US-EAST-04",
+            "US-EAST-06",
+            "US-EAST-13",
+            "US-EAST-14",
+            "US-CENTRAL-06",
+            "US-WEST-04",
+            "US-WEST-09",
+        ),
     },
     "europe": {
-        "b200-8x": ("EU-SOUTH-04",),
         "gd-8xh200ib-i128": ("EU-SOUTH-03",),
+        "gb200-4x": ("EU-SOUTH-04",),
+        "rtxp6000-8x": ("EU-SOUTH-04",),
     },
 }
 # A node type with no known zone in a section is filed under that section's largest General

@@ -182,6 +182,86 @@ def test_reserved_price_older_than_its_on_demand_price():
     ]
 
 
+def _pair(provider, region, on_demand, model, amount, **kwargs):
+    """An instance type with an on-demand price and one ``model`` price in ``region`` (USD/h)."""
+    it = InstanceTypeFactory(provider=provider, **kwargs)
+    PriceFactory(instance_type=it, region=region, usd_per_hour=Decimal(str(on_demand)))
+    if model:
+        PriceFactory(
+            instance_type=it, region=region, pricing_model=model, usd_per_hour=Decimal(str(amount))
+        )
+    return it
+
+
+@pytest.mark.parametrize(
+    ("model", "amount", "severity"),
+    [
+        ("spot", "0.07", audit.ERROR),  # 93% off: more than the 91% Google publishes
+        ("spot", "0.09", audit.WARNING),  # 91% off: GCP's Spot cap, given where no GPU is rented
+        ("spot", "0.1", audit.WARNING),  # 90% off: AWS's and Azure's published maximum
+        ("spot", "0.2", None),
+        ("reserved_3y", "0.2", audit.ERROR),  # 80% off: beyond the 72% reservations reach
+        ("reserved_1y", "0.29", audit.WARNING),
+        ("reserved_3y", "0.34", None),
+        ("monthly", "0.01", None),  # a monthly price is not a discount of the hourly one
+    ],
+)
+def test_spot_or_reserved_beyond_the_largest_published_discount(model, amount, severity):
+    provider = ProviderFactory()
+    it = _pair(provider, RegionFactory(provider=provider), 1, model, amount)
+    found = _mine(audit.rule_discount_beyond_published(NOW), provider)
+    assert [(f.subject.split(" @ ")[0], f.severity) for f in found] == (
+        [(it.name, severity)] if severity else []
+    )
+
+
+def test_discount_is_judged_against_the_on_demand_price_of_the_same_type_and_region():
+    provider = ProviderFactory()
+    here, there = RegionFactory(provider=provider), RegionFactory(provider=provider)
+    it = _pair(provider, here, 10, None, None)
+    PriceFactory(instance_type=it, region=there, pricing_model="spot", usd_per_hour=Decimal("0.5"))
+    spot_only = InstanceTypeFactory(provider=provider)  # sold as Spot only: nothing to compare with
+    PriceFactory(
+        instance_type=spot_only, region=here, pricing_model="spot", usd_per_hour=Decimal("0.01")
+    )
+    assert not _mine(audit.rule_discount_beyond_published(NOW), provider)
+
+
+def _gpu_hour(provider, gpu, usd, model="on_demand"):
+    it = InstanceTypeFactory(provider=provider, gpu=gpu)
+    PriceFactory(
+        instance_type=it,
+        region=RegionFactory(provider=provider),
+        pricing_model=model,
+        usd_per_gpu_hour=Decimal(str(usd)),
+    )
+    return it
+
+
+def test_gpu_hour_far_below_every_other_provider():
+    gpu = GPUFactory()
+    a, b, c = ProviderFactory(), ProviderFactory(), ProviderFactory()
+    _gpu_hour(a, gpu, "0.80")
+    _gpu_hour(b, gpu, "0.50", model="reserved_3y")  # the cheapest elsewhere, whatever its model
+    low = _gpu_hour(c, gpu, "0.09", model="spot")  # 0.18 of 0.50: under a fifth, two others agree
+    odd = _gpu_hour(c, gpu, "0.15")  # 0.30: under a third, a look
+    _gpu_hour(c, gpu, "0.40")
+    found = audit.rule_gpu_hour_far_below_other_providers(NOW)
+    mine = sorted((f.subject.split(" @ ")[0], f.severity) for f in found if f.provider == c.slug)
+    assert mine == sorted([(low.name, audit.ERROR), (odd.name, audit.WARNING)])
+    assert not [f for f in found if f.provider in {a.slug, b.slug}]
+
+
+def test_gpu_hour_below_a_single_other_provider_is_only_a_warning():
+    gpu = GPUFactory()
+    a, b = ProviderFactory(), ProviderFactory()
+    _gpu_hour(a, gpu, "17.8")  # one other offer may itself be the odd one
+    low = _gpu_hour(b, gpu, "2.0", model="spot")
+    found = _mine(audit.rule_gpu_hour_far_below_other_providers(NOW), b)
+    assert [(f.subject.split(" @ ")[0], f.severity) for f in found] == [(low.name, audit.WARNING)]
+    assert not _mine(audit.rule_gpu_hour_far_below_other_providers(NOW), a)
+
+
 def test_instance_types_without_prices_and_gpus_without_offers():
     provider = ProviderFactory()
     lonely = InstanceTypeFactory(provider=provider)

@@ -264,6 +264,220 @@ def test_gcp_spot_only_shapes_keep_only_their_spot_rows_and_say_so(common):
     assert gcp.with_sold_only_note({"name": "a3-highgpu-8g", "notes": "x"})["notes"] == "x"
 
 
+def test_gcp_excerpt_prices_gpu_machines_and_hosts_file_prices_n1_attachments(
+    common, tmp_path, monkeypatch
+):
+    """--pricing an excerpt of a newer pricing.yml (GPU machine types only) and --hosts the full older
+    file: GPU machines carry the excerpt's commit and date, an N1 attachment cites the hosts file."""
+    gcp = _load("gcp_prices")
+    attachment = {
+        "name": "n1-standard-8+1xT4",
+        "gpu": "t4",
+        "gpu_count": 1,
+        "gpu_sharing": "dedicated",
+        "vcpus": 8,
+        "ram_gib": 30,
+        "source": "curated",
+    }
+    old = _row(common, 1.0, "2025-03-01", name=attachment["name"], region="us-central1")
+    current = {"provider": {"slug": "gcp"}, "instance_types": [attachment], "prices": [old]}
+    g2 = {"hour": 0.706832255, "hour_spot": 0.423956, "month_1y": 325.07215214}
+    excerpt = {"g2-standard-4": {"l4": 1, "cpu": 4, "ram": 16, "cost": {"us-central1": g2}}}
+    hosts = {"n1-standard-8": {"cpu": 8, "ram": 30, "cost": {"us-central1": {"hour": 0.379998}}}}
+    files = {"gcp.yaml": current}
+    files |= {"excerpt.yml": {"compute": {"instance": excerpt}}}
+    files |= {"hosts.yml": {"compute": {"instance": hosts}}}
+    for name, data in files.items():
+        (tmp_path / name).write_text(yaml.safe_dump(data))
+    capture = Path(settings.BASE_DIR) / "tests/scrapers/pages/gcp/real/gpu-skus-2026-05.json"
+    monkeypatch.setattr(gcp, "TARGET", tmp_path / "gcp.yaml")
+    argv = [
+        "--pricing",
+        str(tmp_path / "excerpt.yml"),
+        "--commit",
+        "d" * 40,
+        "--date",
+        "2026-08-20",
+    ]
+    argv += ["--hosts", str(tmp_path / "hosts.yml"), "--hosts-commit", "f" * 40]
+    argv += ["--hosts-date", "2026-07-30", "--gpu-skus", str(capture)]
+    argv += ["--gpu-skus-source", "capture @1", "--gpu-skus-url", "https://x"]
+    monkeypatch.setattr(sys, "argv", ["gcp_prices.py", *argv])
+    gcp.main()
+
+    written = yaml.safe_load((tmp_path / "gcp.yaml").read_text())
+    rows = {(r["instance_type"], r["pricing_model"]): r for r in written["prices"]}
+    spot = rows[("g2-standard-4", "spot")]
+    assert spot["observed_at"] == date(2026, 8, 20) and "d" * 40 in spot["source_url"]
+    assert rows[("g2-standard-4", "reserved_1y")]["amount"] == pytest.approx(325.07215214 / 730)
+    n1 = rows[("n1-standard-8+1xT4", "on_demand")]
+    assert n1["amount"] == pytest.approx(0.379998 + 0.35)  # the hosts file's N1 plus one T4 SKU
+    assert "@fffffff (generated 2026-07-30)" in n1["source"]
+    assert n1["observed_at"] == date(2026, 5, 18)  # the SKU's date, older than either file
+    assert {t["name"] for t in written["instance_types"]} == {"g2-standard-4", "n1-standard-8+1xT4"}
+
+
+SKYPILOT_GCP_CSV = """\
+InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,AvailabilityZone,Price,SpotPrice
+n1-standard-8,8.0,30.0,,,,europe-west4,europe-west4-a,0.41834,0.0891
+n1-standard-8,8.0,30.0,,,,europe-west4,europe-west4-b,0.41834,0.0891
+n1-standard-8,8.0,30.0,,,,us-central1,us-central1-a,0.379998,0.08
+n1-standard-8,8.0,30.0,,,,us-east1,us-east1-b,0.379998,0.08
+,,,T4,1,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 16384}}]},europe-west4,europe-west4-b,0.3675,0.11
+,,,T4,2,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 16384}}]},europe-west4,europe-west4-b,0.735,0.22
+,,,T4,1,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 16384}}]},us-central1,us-central1-a,0.35,0.1
+,,,T4,1,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 16384}}]},us-east1,us-east1-c,0.35,0.1
+,,,A100,1,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 40960}}]},us-central1,us-central1-a,2.9,1.0
+"""
+
+
+def test_gcp_skypilot_attachment_is_host_plus_gpus_in_one_zone_outside_sku_priced_regions(tmp_path):
+    gcp = _load("gcp_prices")
+    path = tmp_path / "vms.csv"
+    path.write_text(SKYPILOT_GCP_CSV)
+    sky = gcp.parse_skypilot_n1(path)
+    assert ("us-central1", "us-central1-a", "A100x1") not in sky  # not an N1 attachment GPU
+    rows = gcp.skypilot_attachment_prices(
+        "n1-standard-8+1xT4", sky, {"us-central1"}, "note", "https://x", "2026-05-20"
+    )
+    # europe-west4: host and GPU share zone b; us-east1: the T4 zone has no N1 host listed;
+    # us-central1 is priced from the SKU capture, so it is left to it
+    assert [(r["region"], r["amount"]) for r in rows] == [("europe-west4", 0.78584)]
+    assert rows[0]["pricing_model"] == "on_demand" and rows[0]["observed_at"] == date(2026, 5, 20)
+    assert "n1-standard-8 $0.41834/h plus 1 x T4 $0.3675/h" in rows[0]["source"]
+    two = gcp.skypilot_attachment_prices("n1-standard-8+2xT4", sky, set(), "n", "u", "2026-05-20")
+    assert [(r["region"], r["amount"]) for r in two] == [("europe-west4", 1.15334)]
+
+
+SKYPILOT_OFFERED_CSV = """\
+InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,AvailabilityZone,Price,SpotPrice
+g2-standard-4,4.0,16.0,,,,us-central1,us-central1-a,0.14679,0.05874
+g2-standard-4,4.0,16.0,,,,us-central1,us-central1-b,0.14679,0.05874
+,,,L4,1,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 24576}}]},europe-north1,europe-north1-a,0.56,0.2
+"""
+
+
+def test_gcp_machine_types_keep_only_the_regions_their_zone_listing_gives_them(common, tmp_path):
+    """pricing.yml prices g2-standard-4 wherever the Billing Catalog lists L4 SKUs (europe-north1 at 91%
+    off Spot); SkyPilot's zone listing offers it in us-central1 only. Unlisted types and attachments stay."""
+    gcp = _load("gcp_prices")
+    path = tmp_path / "vms.csv"
+    path.write_text(SKYPILOT_OFFERED_CSV)
+    offered = gcp.parse_skypilot_offered(path)
+    assert offered == {"g2-standard-4": {"us-central1"}}  # a GPU row names no machine type
+    rows = [
+        _row(common, 0.7068, "2026-08-20", name="g2-standard-4", region=region)
+        for region in ("us-central1", "europe-north1")
+    ]
+    rows += [_row(common, 5.4, "2026-08-20", name="g4-standard-48", region="europe-north1")]
+    rows += [_row(common, 0.73, "2026-05-18", name="n1-standard-8+1xT4", region="europe-north1")]
+    kept, dropped = gcp.offered_only(rows, {"g2-standard-4", "g4-standard-48"}, offered)
+    assert [(r["instance_type"], r["region"]) for r in dropped] == [
+        ("g2-standard-4", "europe-north1")
+    ]
+    assert {r["instance_type"] for r in kept} == {
+        "g2-standard-4",
+        "g4-standard-48",
+        "n1-standard-8+1xT4",
+    }
+
+
+def test_gcp_price_below_googles_largest_discount_is_dropped(common):
+    gcp = _load("gcp_prices")
+    rows = [
+        _row(common, 1.0, "2026-08-20", name="g2-standard-4", model="on_demand"),
+        _row(common, 0.09, "2026-08-20", name="g2-standard-4", model="spot"),  # 91% off: allowed
+        _row(common, 0.2, "2026-08-20", name="g2-standard-4", model="reserved_3y"),  # 80% off
+        _row(common, 0.05, "2026-08-20", name="a3-highgpu-1g", model="spot"),  # no on-demand pair
+    ]
+    kept, dropped = gcp.within_discount_floor(rows)
+    assert [r["pricing_model"] for r in dropped] == ["reserved_3y"]
+    assert len(kept) == 3
+    rows[1]["amount"] = 0.08  # 92% off: more than Spot's published 60-91%
+    assert [r["pricing_model"] for r in gcp.within_discount_floor(rows)[1]] == [
+        "spot",
+        "reserved_3y",
+    ]
+
+
+def test_gcp_generator_floors_keep_its_output_clear_of_audit_errors():
+    """Nothing gcp_prices.py writes can be a discount_beyond_published error of catalog/audit.py."""
+    from catalog import audit
+
+    gcp = _load("gcp_prices")
+    for model, floor in gcp.MIN_FRACTION_OF_ON_DEMAND.items():
+        assert floor - gcp.ROUNDING >= audit.DISCOUNT_FLOORS[model][0]
+
+
+def test_gcp_regenerating_does_not_bring_back_a_region_without_the_gpu(
+    common, tmp_path, monkeypatch
+):
+    """The previous file's row for a region the zone listing does not give the type stays out."""
+    gcp = _load("gcp_prices")
+    record = {"name": "g2-standard-4", "gpu": "l4", "gpu_count": 1, "source": "curated"}
+    stale = _row(
+        common, 0.07, "2026-08-20", name="g2-standard-4", region="europe-north1", model="spot"
+    )
+    current = {"provider": {"slug": "gcp"}, "instance_types": [record], "prices": [stale]}
+    g2 = {"hour": 0.706832255, "hour_spot": 0.423956}
+    north = {"hour": 0.778293004, "hour_spot": 0.07006}
+    excerpt = {"g2-standard-4": {"l4": 1, "cpu": 4, "ram": 16}}
+    excerpt["g2-standard-4"]["cost"] = {"us-central1": g2, "europe-north1": north}
+    (tmp_path / "gcp.yaml").write_text(yaml.safe_dump(current))
+    (tmp_path / "previous.yaml").write_text(yaml.safe_dump(current))
+    (tmp_path / "excerpt.yml").write_text(yaml.safe_dump({"compute": {"instance": excerpt}}))
+    (tmp_path / "vms.csv").write_text(SKYPILOT_OFFERED_CSV)
+    monkeypatch.setattr(gcp, "TARGET", tmp_path / "gcp.yaml")
+    argv = [
+        "--pricing",
+        str(tmp_path / "excerpt.yml"),
+        "--commit",
+        "d" * 40,
+        "--date",
+        "2026-08-20",
+    ]
+    argv += ["--skypilot", str(tmp_path / "vms.csv"), "--skypilot-commit", "e" * 40]
+    argv += ["--skypilot-date", "2026-05-20", "--previous", str(tmp_path / "previous.yaml")]
+    monkeypatch.setattr(sys, "argv", ["gcp_prices.py", *argv])
+    gcp.main()
+    written = yaml.safe_load((tmp_path / "gcp.yaml").read_text())
+    assert {(r["region"], r["pricing_model"]) for r in written["prices"]} == {
+        ("us-central1", "on_demand"),
+        ("us-central1", "spot"),
+    }
+    assert [r["code"] for r in written["regions"]] == ["us-central1"]
+
+
+def test_gcp_g4_records_carry_the_gpu_share_of_the_machine_types_table():
+    gcp = _load("gcp_prices")
+    record = {
+        "name": "g4-standard-6",
+        "gpu_count": 1,
+        "gpu_sharing": "dedicated",
+        "notes": "",
+        "source": "vCPU, memory, GPU count and local SSD from pricing.yml @fd66b26; network from the GCP GPU machine types page",
+    }
+    once = gcp.with_g4_docs(record)
+    assert (once["gpu_count"], once["gpu_sharing"], once["network_gbps"]) == (
+        0.125,
+        "fractional",
+        20,
+    )
+    assert "12 GB of its 96 GB" in once["notes"] and gcp.G4_DOC_NOTE in once["source"]
+    assert "GPU count" not in once["source"].split(";")[0]  # pricing.yml no longer claims the count
+    assert gcp.with_g4_docs(once) == once  # regenerating does not repeat the citation
+    whole = gcp.with_g4_docs({**record, "name": "g4-standard-96"})
+    assert (whole["gpu_count"], whole["gpu_sharing"], whole["network_gbps"]) == (
+        2,
+        "dedicated",
+        100,
+    )
+    assert gcp.with_g4_docs({"name": "g2-standard-4", "gpu_count": 1}) == {
+        "name": "g2-standard-4",
+        "gpu_count": 1,
+    }
+
+
 # --- Alibaba (fixtures/tools/alibaba_prices.py) ------------------------------------------------------
 ALIBABA_DOC = """\
 gn6i包括的实例规格及指标数据如下表所示。
@@ -366,3 +580,461 @@ def test_alibaba_build_prices_doc_types_checks_them_and_falls_back_to_api_specs(
     assert (on_demand["amount"], on_demand["currency"]) == (11.63, "CNY")
     assert on_demand["observed_at"] == date(2024, 10, 9)
     assert [r["code"] for r in data["regions"]] == ["cn-hangzhou"]  # me-east-1 is not listed
+
+
+def test_alibaba_newer_flat_snapshot_supersedes_the_older_one_region_by_region(tmp_path):
+    tool = _load("alibaba_prices")
+
+    def entry(vcpu, memory, gpu, price):
+        return {"vcpu": vcpu, "memory": memory, "gpu": gpu, "onDemandPricePerHour": price}
+
+    older = {
+        "cn-hangzhou": {
+            "instanceTypePrices": {
+                "ecs.gn6i-c4g1.xlarge": entry(4, 15, 1, 11.60),
+                "ecs.gn6i-c40g1.10xlarge": entry(40, 155, 1, 14.819),  # gone from the newer table
+            }
+        },
+        "cn-beijing": {
+            "instanceTypePrices": {
+                "ecs.gn6i-c4g1.xlarge": entry(4, 15, 1, 11.63),
+                "ecs.gn7e-c16g1.4xlarge": entry(16, 125, 1, 0),  # API figures, no price
+            }
+        },
+    }
+    newer = {
+        "cn-hangzhou": {"ecs.gn6i-c4g1.xlarge": 11.63, "ecs.gn5-c4g1.xlarge": 12.78},
+        "cn-shanghai": {
+            "ecs.gn6i-c40g1.10xlarge": 14.819,
+            "ecs.gn7e-c16g1.4xlarge": 34.742,
+            "ecs.gn7e-c16g1.8xlarge": 69.483,  # no vCPU/RAM source anywhere
+            "ecs.ebmgn7e.32xlarge": 277.933,  # GPU model unsourced: not a modelled family
+        },
+    }
+    (tmp_path / "older.json").write_text(json.dumps(older), encoding="utf-8")
+    (tmp_path / "newer.json").write_text(json.dumps(newer), encoding="utf-8")
+    (tmp_path / "doc.md").write_text(ALIBABA_DOC, encoding="utf-8")
+    previous = {"provider": {"slug": "alibaba"}, "regions": [], "instance_types": [], "prices": []}
+    (tmp_path / "prev.yaml").write_text(yaml.safe_dump(previous), encoding="utf-8")
+    args = type(
+        "Args",
+        (),
+        {
+            "previous": str(tmp_path / "prev.yaml"),
+            "prices": str(tmp_path / "older.json"),
+            "prices_commit": "a" * 40,
+            "prices_date": "2024-10-09",
+            "newer_prices": [(str(tmp_path / "newer.json"), "c" * 40, "2024-12-30")],
+            "doc": [(str(tmp_path / "doc.md"), "b" * 40, "doc.md")],
+        },
+    )()
+    data = tool.build(args)
+    rows = {(p["instance_type"], p["region"]): p for p in data["prices"]}
+    assert set(rows) == {
+        ("ecs.gn6i-c4g1.xlarge", "cn-hangzhou"),
+        ("ecs.gn6i-c4g1.xlarge", "cn-beijing"),  # a region the newer table lacks keeps its figure
+        ("ecs.gn5-c4g1.xlarge", "cn-hangzhou"),  # doc specs, no API figures needed
+        ("ecs.gn6i-c40g1.10xlarge", "cn-shanghai"),  # API figures of the older snapshot
+        ("ecs.gn7e-c16g1.4xlarge", "cn-shanghai"),
+    }  # gn6i-c40g1 @ cn-hangzhou: no longer listed there
+    hangzhou = rows[("ecs.gn6i-c4g1.xlarge", "cn-hangzhou")]
+    assert (hangzhou["amount"], hangzhou["observed_at"]) == (11.63, date(2024, 12, 30))
+    assert "karpenter-provider-alibabacloud" in hangzhou["source_url"]
+    assert "figure 11.6 " in hangzhou["source"]  # the older figure it replaced is named
+    assert rows[("ecs.gn6i-c4g1.xlarge", "cn-beijing")]["observed_at"] == date(2024, 10, 9)
+    types = {t["name"]: t for t in data["instance_types"]}
+    assert "no DescribeInstanceTypes figures" in types["ecs.gn5-c4g1.xlarge"]["source"]
+    assert types["ecs.gn6i-c40g1.10xlarge"]["vcpus"] == 40
+    gn7e = types["ecs.gn7e-c16g1.4xlarge"]
+    assert (gn7e["gpu"], gn7e["vcpus"], gn7e["ram_gib"]) == ("a100-sxm4-80gb", 16, 125.0)
+    assert "nvidia-smi" in gn7e["source"]  # the GPU model's own source, not the 2021 table
+
+
+COREWEAVE_GO = """
+var InstanceTypes = map[string]*InstanceType{
+	"gd-1xgh200": {
+		VCPU:               72,
+		MemoryKi:           600218240,
+		GPU:                1,
+		EphemeralStorageKi: 7499362648,
+		Architecture:       "arm64",
+		MaxPods:            110,
+	},
+	"gd-8xh100ib-i128": {
+		VCPU:               128,
+		MemoryKi:           2112109804,
+		GPU:                8,
+		EphemeralStorageKi: 30003181568,
+		Architecture:       "amd64",
+		MaxPods:            110,
+	},
+}
+"""
+COREWEAVE_TF = """
+  gpu_alias_to_instance_type = {
+    H100    = "gd-8xh100ib-i128"
+    GH200   = "gd-1xgh200"
+    GB300   = "gb300-4x"
+  }
+  region_gpu_aliases = {
+    "US-EAST-04"     = ["H100", "GH200"]
+    "RNO2"           = ["H100"]
+    "EU-SOUTH-03"    = ["H100", "NOSUCH"]
+  }
+"""
+
+
+def test_coreweave_autoscaler_table_gives_node_capacity_per_instance_type():
+    tool = _load("coreweave_prices")
+    types = tool.autoscaler_types(COREWEAVE_GO)
+    assert types["gd-8xh100ib-i128"] == {
+        "vcpus": 128,
+        "memory_ki": 2112109804,
+        "gpus": 8,
+        "storage_ki": 30003181568,
+        "arch": "amd64",
+    }
+    assert types["gd-1xgh200"]["arch"] == "arm64"
+    assert tool._tb(types["gd-8xh100ib-i128"]["storage_ki"]) == 30.72  # as CoreWeave lists it
+    assert tool._tb(types["gd-1xgh200"]["storage_ki"]) == 7.68
+
+
+def test_coreweave_terraform_map_gives_regions_per_instance_id_and_skips_unknown_aliases():
+    tool = _load("coreweave_prices")
+    zones = tool.terraform_zones(COREWEAVE_TF)
+    assert zones == {
+        "gd-8xh100ib-i128": ["US-EAST-04", "RNO2", "EU-SOUTH-03"],
+        "gd-1xgh200": ["US-EAST-04"],
+    }
+    with pytest.raises(ValueError, match="region_gpu_aliases"):
+        tool.terraform_zones("locals {}")
+
+
+def _pod(name, count):
+    return {
+        "name": name,
+        "gpu_count": count,
+        "notes": f"A {count}-GPU pod costs {count} x $2.39 = ${2.39 * count:.2f}/hr, as RunPod bills it.",
+    }
+
+
+def test_runpod_table_prices_every_pod_of_its_gpu_and_names_what_it_replaces(common):
+    tool = _load("runpod_prices")
+    url = "https://example.org/table"
+    previous = {
+        "instance_types": [_pod("1x H100 PCIe (secure)", 1), _pod("2x H100 PCIe (secure)", 2)],
+        "prices": [
+            _row(common, 2.39, "2025-07-13", "old", "1x H100 PCIe (secure)", "global"),
+            _row(common, 4.78, "2025-07-13", "old", "2x H100 PCIe (secure)", "global"),
+        ],
+    }
+    table = {
+        "offers": [
+            {
+                "provider": "runpod",
+                "provisioning": "on-demand",
+                "usd_per_gpu_hour": 2.89,
+                "product": "H100 PCIe, Secure Cloud",
+                "checked_at": date(2026, 9, 25),
+            },
+            {"provider": "lambda", "provisioning": "on-demand", "product": "1x A10"},
+        ]
+    }
+    feed = {
+        "collected_at": "2026-08-23T07:00:36+00:00",
+        "offers": [
+            {
+                "provider": "runpod",
+                "pricing_type": "on-demand",
+                "gpu_count": 1,
+                "gpu_key": "H100 80GB PCIe",
+                "gpu_model_raw": "NVIDIA H100 PCIe",
+                "notes": "secure cloud; stock unknown; up to 8 GPUs",
+                "price_per_gpu_hr_usd": 2.79,
+            },
+            {  # a GPU the file has no pod for: skipped
+                "provider": "runpod",
+                "pricing_type": "on-demand",
+                "gpu_count": 1,
+                "gpu_key": "RTX 3070 8GB",
+                "gpu_model_raw": "NVIDIA GeForce RTX 3070",
+                "notes": "community cloud; stock Low",
+                "price_per_gpu_hr_usd": 0.13,
+            },
+        ],
+    }
+    feed_url = "https://example.org/feed"
+    sources = [
+        (tool.table_offers(table), tool.Source("owner/repo file @abc", url)),
+        (tool.feed_offers(feed), tool.Source("other/feed prices.json @def", feed_url)),
+    ]
+    data = tool.refreshed(previous, sources)
+    two = next(r for r in data["prices"] if r["instance_type"] == "2x H100 PCIe (secure)")
+    assert (two["amount"], two["observed_at"]) == (5.78, date(2026, 9, 25))
+    assert "Secure Cloud, H100 PCIe $2.89/GPU/hr" in two["source"]
+    # Sources are applied in turn: the table's figure names the file's, then the feed's older one.
+    assert "[newer than the 2025-07-13 figure 4.78 of https://example.org/old]" in two["source"]
+    assert f"[newer than the 2026-08-23 figure 5.58 of {feed_url}]" in two["source"]
+    # The same sources given one run at a time write the same file.
+    one_by_one = tool.refreshed(tool.refreshed(previous, sources[:1]), sources[1:])
+    assert one_by_one == data
+    assert "costs 2 x $2.89 = $5.78/hr" in data["instance_types"][1]["notes"]
+    # Run again on its own output: nothing changes, no note is stacked.
+    assert tool.refreshed(data, sources) == data
+    table["offers"][0]["product"] = "H100 PCIe, Hyper Cloud"
+    with pytest.raises(ValueError, match="unknown RunPod product"):
+        tool.table_offers(table)
+
+
+def test_lambda_table_prices_each_region_already_priced_and_notes_an_agreeing_figure(common):
+    tool = _load("lambda_prices")
+    previous = {
+        "instance_types": [{"name": "gpu_8x_h100_sxm5", "gpu_count": 8}],
+        "prices": [
+            _row(common, 31.92, "2026-09-20", "page", "gpu_8x_h100_sxm5", "us-east-2"),
+            _row(common, 31.92, "2026-11-01", "newer", "gpu_8x_h100_sxm5", "us-south-1"),
+        ],
+    }
+    offer = {
+        "provider": "lambda",
+        "provisioning": "on-demand",
+        "usd_per_gpu_hour": 3.99,
+        "product": "8x H100 SXM",
+        "checked_at": date(2026, 9, 25),
+    }
+    source = tool.Source("ref", "https://example.org/table")
+    table = tool.table_offers({"offers": [offer]}, {"gpu_8x_h100_sxm5": 8})
+    data = tool.refreshed(previous, [(table, source)])
+    east, south = data["prices"]
+    assert (east["region"], east["observed_at"], east["amount"]) == (
+        "us-east-2",
+        date(2026, 9, 25),
+        31.92,
+    )
+    assert "$3.99/GPU/hr x 8 = $31.92/hr" in east["source"]
+    assert "[the same figure as the 2026-09-20 one of https://example.org/page]" in east["source"]
+    assert south == previous["prices"][1]  # newer than the table: kept as it was
+
+
+def test_vastai_history_prices_one_gpu_classes_and_drops_leftover_classes(common):
+    tool = _load("vastai_prices")
+
+    def klass(name):
+        return {"name": name, "notes": "the figure is a median over offers, not a list price"}
+
+    previous = {
+        "instance_types": [
+            klass("L40S (marketplace, 1 GPU)"),
+            klass("RTX A6000 (marketplace, 2 GPUs)"),
+        ],
+        "prices": [
+            _row(common, 0.6, "2026-04-29", "april", "L40S (marketplace, 1 GPU)", "global"),
+            _row(common, 0.8, "2026-04-29", "april", "RTX A6000 (marketplace, 2 GPUs)", "global"),
+        ],
+    }
+    history = "\n".join(
+        json.dumps(
+            {"collected_at": f"2026-10-0{day}T12:00:00+00:00", "cheapest": {"vastai": prices}}
+        )
+        for day, prices in (
+            (3, {"L40S 48GB": 0.5}),
+            (4, {"L40S 48GB": 0.4741, "RTX A6000 48GB": 0.4}),
+        )
+    )
+    line = tool.newest_line(history)
+    assert line["collected_at"].startswith("2026-10-04")
+    sources = [
+        (
+            tool.line_candidates(previous, line, "feed ref", "https://example.org/feed"),
+            "https://example.org/feed",
+        )
+    ]
+    data = tool.refreshed(previous, sources)
+    (l40s,) = data["prices"]
+    assert (l40s["amount"], l40s["observed_at"]) == (0.4741, date(2026, 10, 4))
+    assert "lowest verified on-demand offer" in l40s["source"]
+    assert "[newer than the 2026-04-29 figure 0.6 of https://example.org/april]" in l40s["source"]
+    # The 2-GPU class is not priced by a per-GPU minimum and its April figure is a leftover: dropped.
+    assert [t["name"] for t in data["instance_types"]] == ["L40S (marketplace, 1 GPU)"]
+    assert "lowest verified on-demand offer" in data["instance_types"][0]["notes"]
+    assert tool.refreshed(data, sources) == data
+
+
+OBSERVATION_HEADER = "date,collected_at,source,provider,segment,pricing,gpu_model,sku,region,geo,gpu_count,usd_per_hour,usd_per_gpu_hour,sample_size"
+
+
+def _observations(*rows: str) -> list[dict[str, str]]:
+    import csv
+    import io
+
+    return list(csv.DictReader(io.StringIO("\n".join([OBSERVATION_HEADER, *rows]))))
+
+
+def test_vastai_observations_median_replaces_an_older_lowest_offer_and_loses_to_a_newer_row(common):
+    tool = _load("vastai_prices")
+    lowest = "the figure is a dated statistic of the offers (the price's source says which: here the lowest verified on-demand offer), not a list price"
+    previous = {
+        "instance_types": [
+            {"name": "L40S (marketplace, 1 GPU)", "notes": lowest},
+            {"name": "H100 SXM (marketplace, 1 GPU)", "notes": "median"},
+        ],
+        "prices": [
+            _row(common, 0.4741, "2026-10-04", "feed", "L40S (marketplace, 1 GPU)", "global"),
+            _row(common, 2.4024, "2026-10-19", "newer", "H100 SXM (marketplace, 1 GPU)", "global"),
+        ],
+    }
+    text = "\n".join(
+        [
+            OBSERVATION_HEADER,
+            "2026-10-10,2026-10-10T12:33:53+00:00,vast,Vast.ai,marketplace,on_demand,L40S,median-offer,global,Global,1,0.6006,0.6006,26",
+            "2026-10-10,2026-10-10T12:33:53+00:00,vast,Vast.ai,marketplace,on_demand,H100,median-offer,global,Global,1,4.0002,4.0002,7",
+            "2026-10-10,2026-10-10T12:33:53+00:00,vast,Vast.ai,marketplace,on_demand,B200,median-offer,global,Global,1,7.8128,7.8128,32",
+            "2026-10-10,2026-10-10T12:33:53+00:00,runpod,RunPod Secure Cloud,neocloud,on_demand,L40S,NVIDIA L40S,global,Global,1,0.86,0.86,",
+        ]
+    )
+    url = "https://example.org/obs"
+    sources = [(tool.observation_candidates(previous, text, "obs ref", url), url)]
+    data = tool.refreshed(previous, sources)
+    l40s, h100 = data["prices"]
+    assert (l40s["amount"], l40s["observed_at"]) == (0.6006, date(2026, 10, 10))
+    assert "median 1-GPU on-demand offer $0.6006/GPU/hr over 26 offers" in l40s["source"]
+    assert "[newer than the 2026-10-04 figure 0.4741 of https://example.org/feed]" in l40s["source"]
+    assert "here the median 1-GPU on-demand offer" in data["instance_types"][0]["notes"]
+    assert (
+        h100["amount"] == 2.4024
+        and f"[newer than the 2026-10-10 figure 4.0002 of {url}]" in h100["source"]
+    )
+    assert tool.refreshed(data, sources) == data
+
+
+def test_lambda_observations_price_the_shapes_by_sku_and_reject_an_unknown_one(common):
+    tool = _load("lambda_prices")
+    rows = _observations(
+        "2026-10-10,2026-10-10T12:33:53+00:00,lambda,Lambda,neocloud,on_demand,H100,gpu_8x_h100_sxm_80gb,global,Global,8,31.92,3.99,",
+        "2026-10-10,2026-10-10T12:33:53+00:00,vast,Vast.ai,marketplace,on_demand,H100,median-offer,global,Global,1,4.0,4.0,7",
+    )
+    (offer,) = tool.observation_offers(rows)
+    assert (offer.name, offer.amount, offer.when) == ("gpu_8x_h100_sxm5", 31.92, "2026-10-10")
+    rows[0]["sku"] = "gpu_16x_h100"
+    with pytest.raises(ValueError, match="unknown Lambda sku"):
+        tool.observation_offers(rows)
+
+
+def test_runpod_observations_map_runpod_gpu_names_and_clouds_and_skip_unknown_gpus():
+    tool = _load("runpod_prices")
+    rows = _observations(
+        "2026-10-10,2026-10-10T12:33:53+00:00,runpod,RunPod Secure Cloud,neocloud,on_demand,B200,NVIDIA B200,global,Global,1,7.99,7.99,",
+        "2026-10-10,2026-10-10T12:33:53+00:00,runpod,RunPod Community Cloud,neocloud,on_demand,A30,NVIDIA A30,global,Global,1,0.2,0.2,",
+    )
+    (offer,) = tool.observation_offers(rows)
+    assert (offer.gpu, offer.cloud, offer.per_gpu, offer.when) == (
+        "B200",
+        "secure",
+        7.99,
+        "2026-10-10",
+    )
+
+
+def test_coreweave_observations_price_every_placed_zone_and_note_an_agreeing_figure(
+    common, tmp_path
+):
+    tool = _load("coreweave_prices")
+    obs = tmp_path / "obs.csv"
+    obs.write_text(
+        "\n".join(
+            [
+                OBSERVATION_HEADER,
+                "2026-10-10,2026-10-10T12:33:53+00:00,coreweave,CoreWeave,neocloud,on_demand,H100,hgx-h100,us,US,8,49.24,6.155,",
+                "2026-10-10,2026-10-10T12:33:53+00:00,coreweave,CoreWeave,neocloud,spot,B300,nvidia-b300,us,US,8,35.84,4.48,",
+            ]
+        ),
+        encoding="utf-8",
+    )
+    placed = {"gd-8xh100ib-i128": [("US-EAST-04", "map"), ("US-WEST-04", "docs")]}
+    prices = [_row(common, 49.24, "2026-09-20", "page", "gd-8xh100ib-i128", "US-EAST-04")]
+    merged = tool.with_observations(prices, placed, [str(obs), "owner/index", "obs.csv", "a" * 40])
+    assert [(r["region"], r["observed_at"]) for r in merged] == [
+        ("US-EAST-04", date(2026, 10, 10)),
+        ("US-WEST-04", date(2026, 10, 10)),
+    ]
+    assert (
+        "[the same figure as the 2026-09-20 one of https://example.org/page]" in merged[0]["source"]
+    )
+    assert "region from docs" in merged[1]["source"]
+
+
+def test_azure_observations_supersede_older_figures_per_size_region_and_model(common, tmp_path):
+    azure = _load("azure_prices")
+    stamp = "2026-10-10,2026-10-10T12:33:53+00:00,azure,Microsoft Azure,hyperscaler"
+    obs = tmp_path / "obs.csv"
+    obs.write_text(
+        "\n".join(
+            [
+                OBSERVATION_HEADER,
+                f"{stamp},on_demand,H100,Standard_ND96isr_H100_v5,eastus,NA,8,98.32,12.29,1",
+                f"{stamp},spot,H100,Standard_ND96isr_H100_v5,eastus,NA,8,18.1695,2.2712,1",
+                f"{stamp},spot,H100-NVL,Standard_NC40ads_H100_v5,eastus,NA,1,1.2899,1.2899,1",
+                f"{stamp},spot,H100-NVL,Standard_NC40ads_H100_v5,ukwest,EU,1,1.6891,1.6891,1",
+                f"{stamp},on_demand,H100-NVL,Standard_NC40ads_H100_v5,westus,NA,1,9.074,9.074,1",
+                f"{stamp},on_demand,H200,Standard_ND96isr_H200_v5,southcentralus2,NA,8,93.28,11.66,1",
+                f"{stamp},on_demand,H100,Standard_ND96isr_H100_v5_flex,eastus,NA,8,98.32,12.29,1",
+                "2026-10-10,2026-10-10T12:33:53+00:00,aws,AWS,hyperscaler,on_demand,H100,p5.48xlarge,us-east-1,NA,8,55.04,6.88,1",
+            ]
+        ),
+        encoding="utf-8",
+    )
+    url = "https://github.com/owner/index/blob/" + "a" * 40 + "/obs.csv"
+    observed = azure.observed_prices(obs, "owner/index obs.csv @aaaaaaaaa", url)
+    assert len(observed) == 7  # the AWS row is not read
+    assert observed[0][0]["amount"] == 98.32 and observed[0][1] == 8  # per VM-hour, not per GPU
+
+    def row(name, region, model, amount, when, source):
+        return common.price_row(
+            name, region, model, amount, when, source, f"https://example.org/{source}"
+        )
+
+    h100, nvl = "Standard_ND96isr_H100_v5", "Standard_NC40ads_H100_v5"
+    prices = [
+        row(h100, "eastus", "on_demand", 98.32, "2026-06-18", "karpenter"),
+        row(h100, "eastus", "spot", 18.169536, "2026-05-20", "skypilot"),
+        row(nvl, "eastus", "spot", 2.192418, "2026-05-20", "skypilot"),
+        row(nvl, "westus", "on_demand", 9.5, "2026-11-09", "curated"),
+    ]
+    gpus = {h100: 8, nvl: 1, "Standard_ND96isr_H200_v5": 8}
+    merged, skipped = azure.with_observations(prices, observed, gpus)
+    by_key = {(r["instance_type"], r["region"], r["pricing_model"]): r for r in merged}
+    assert len(merged) == 5
+
+    on_demand = by_key[(h100, "eastus", "on_demand")]
+    assert on_demand["observed_at"] == date(2026, 10, 10)
+    assert "$98.32/h per VM (8 GPUs)" in on_demand["source"]
+    assert (
+        "[the same figure as the 2026-06-18 one of https://example.org/karpenter]"
+        in on_demand["source"]
+    )
+    spot = by_key[(h100, "eastus", "spot")]
+    assert spot["amount"] == 18.1695
+    assert (
+        "[equal to the 2026-05-20 figure 18.169536 of https://example.org/skypilot at this file's four decimals]"
+        in spot["source"]
+    )
+    cheaper = by_key[(nvl, "eastus", "spot")]
+    assert (cheaper["amount"], cheaper["source_url"]) == (1.2899, url)
+    assert (
+        "[newer than the 2026-05-20 figure 2.192418 of https://example.org/skypilot]"
+        in cheaper["source"]
+    )
+    # a size-region pair the older tables lack
+    assert by_key[(nvl, "ukwest", "spot")]["observed_at"] == date(2026, 10, 10)
+    curated = by_key[(nvl, "westus", "on_demand")]
+    assert curated["amount"] == 9.5 and curated["observed_at"] == date(2026, 11, 9)
+    assert f"[newer than the 2026-10-10 figure 9.074 of {url}]" in curated["source"]
+    assert skipped == [
+        "Standard_ND96isr_H200_v5 southcentralus2 on_demand (region not listed)",
+        "Standard_ND96isr_H100_v5_flex eastus on_demand (no size record)",
+    ]
+    # regenerating changes nothing
+    assert azure.with_observations(merged, observed, gpus)[0] == merged
+
+    with pytest.raises(ValueError, match=r"the observations give 8\.0 GPUs, the size record 4"):
+        azure.with_observations(prices, observed, {**gpus, h100: 4})

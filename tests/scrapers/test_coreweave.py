@@ -31,17 +31,17 @@ def by_key(records):
 
 def test_page_gives_every_zone_and_pricing_model():
     records = records_of()
-    assert len(records) == 55
+    assert len(records) == 60
     assert {r.currency for r in records} == {"USD"}
     assert {r.unit for r in records} == {"hour"}
     spot = [r for r in records if r.pricing_model == "spot"]
-    assert len(spot) == 23  # B200 x5, H200 x5, H100 x10, A100 x2, B300 x1
+    assert len(spot) == 20  # B200 x5, H200 x5, H100 x7, A100 x2, B300 x1
     h100 = [
         r
         for r in records
         if r.instance_type == "gd-8xh100ib-i128" and r.pricing_model == "on_demand"
     ]
-    assert len(h100) == 10
+    assert len(h100) == 7
     assert {r.amount for r in h100} == {Decimal("49.24")}  # not 49.242: the footnote mark is gone
 
 
@@ -64,13 +64,22 @@ def test_per_gpu_row_is_multiplied_by_the_gpu_count():
     assert l40.extra["usd_per_gpu_hour"] == 1.25
 
 
-def test_footnoted_gpu_count_and_unknown_model_keep_the_page_name():
+def test_footnoted_gpu_count_and_rack_scale_row_map_to_their_ids():
     records = by_key(records_of())
-    gb200 = records[("NVIDIA GB200 NVL72", "US-EAST-04", "on_demand")]
+    gb200 = records[("gb200-4x", "US-EAST-08", "on_demand")]
     assert gb200.gpu_count == Decimal(4)  # "4<sup>1</sup>", not 41
     assert gb200.amount == Decimal("42.00")
-    assert gb200.extra["instance_id_unknown"] is True
-    assert gb200.extra["region_assumed"] is True
+    assert gb200.gpu_name == "NVIDIA GB200 NVL72"
+    assert "instance_id_unknown" not in gb200.extra
+    rtx = records[("rtxp6000-8x", "US-CENTRAL-06", "on_demand")]
+    assert (rtx.amount, rtx.gpu_count) == (Decimal("20.00"), Decimal(8))
+
+
+def test_unknown_model_keeps_the_page_name_in_an_assumed_zone():
+    records = by_key(records_of())
+    b300 = records[("NVIDIA HGX B300", "US-EAST-04", "spot")]
+    assert b300.extra["instance_id_unknown"] is True
+    assert b300.extra["region_assumed"] is True
 
 
 def test_contact_sales_rows_give_only_the_published_price():
@@ -82,12 +91,14 @@ def test_contact_sales_rows_give_only_the_published_price():
 
 def test_europe_section_goes_to_european_zones():
     records = by_key(records_of())
-    assert records[("b200-8x", "EU-SOUTH-04", "on_demand")].amount == Decimal("71.12")
-    assert (
-        records[("gd-8xh200ib-i128", "EU-SOUTH-03", "on_demand")].extra["region_section"]
-        == "europe"
-    )
-    assert ("b200-8x", "EU-SOUTH-04", "spot") not in records
+    h200 = records[("gd-8xh200ib-i128", "EU-SOUTH-03", "on_demand")]
+    assert h200.extra["region_section"] == "europe"
+    assert "region_assumed" not in h200.extra
+    # No European zone is known for B200: the section's fallback zone, flagged for a curator.
+    b200 = records[("b200-8x", "EU-SOUTH-03", "on_demand")]
+    assert b200.amount == Decimal("71.12")
+    assert b200.extra["region_assumed"] is True
+    assert ("b200-8x", "EU-SOUTH-03", "spot") not in records
 
 
 def test_cpu_rows_and_unlabelled_mobile_price_are_ignored():
@@ -161,7 +172,7 @@ def test_fetch_reads_the_pricing_page():
             pages = list(scraper.fetch(client))
     assert len(pages) == 1
     assert pages[0].url.endswith("/coreweave/pricing")
-    assert len(scraper.parse(pages[0])) == 55
+    assert len(scraper.parse(pages[0])) == 60
 
 
 def test_default_base_url_and_models():

@@ -49,7 +49,8 @@ def test_the_table_says_how_it_was_made_and_on_what():
     assert made["generated"] and made["calibration_rows"] >= 100
     for kind in ("memory", "time"):
         groups = made["kinds"][kind]
-        every = [groups["all"], *groups["method"].values(), *groups["framework_method"].values()]
+        levels = ("method", "framework_method", "layout")
+        every = [groups["all"], *(e for level in levels for e in groups.get(level, {}).values())]
         for entry in every:
             assert entry["low"] <= entry["median"] <= entry["high"]
             assert entry["rows"] >= made["min_rows"] and entry["sources"] >= made["min_sources"]
@@ -59,16 +60,39 @@ def test_the_narrowest_group_with_enough_rows_is_used():
     kinds = {
         "memory": {
             "all": {"low": 0.7, "high": 1.8, "rows": 60},
-            "method": {"lora": {"low": 0.8, "high": 1.9, "rows": 16}},
-            "framework_method": {"litgpt/lora": {"low": 1.1, "high": 1.3, "rows": 8}},
-        }
+            "layout": {"multi": {"low": 0.8, "high": 1.6, "rows": 19}},
+            "method": {"lora/single": {"low": 0.8, "high": 1.9, "rows": 16}},
+            "framework_method": {"litgpt/lora/single": {"low": 1.1, "high": 1.3, "rows": 8}},
+        },
+        "time": {
+            "all": {"low": 0.7, "high": 1.3, "rows": 90},
+            "method": {"lora": {"low": 0.9, "high": 1.2, "rows": 9}},
+            "framework_method": {},
+        },
     }
     assert spread_from(kinds, "memory", "litgpt", "lora") == Spread(
-        1.0, 1.3, "framework_method:litgpt/lora", 8
+        1.0, 1.3, "framework_method:litgpt/lora/single", 8
     )
-    assert spread_from(kinds, "memory", "hf", "lora").basis == "method:lora"
+    assert spread_from(kinds, "memory", "hf", "lora").basis == "method:lora/single"
+    # Memory is looked up by layout: several GPUs never borrow the one-GPU groups.
+    assert spread_from(kinds, "memory", "litgpt", "lora", "multi").basis == "layout:multi"
     assert spread_from(kinds, "memory", "hf", "qlora").basis == "all"
-    assert spread_from(kinds, "time", "hf", "qlora") == Spread(1.0, 1.0, "none", 0)
+    assert spread_from(kinds, "time", "hf", "lora", "multi").basis == "method:lora"
+    assert spread_from(kinds, "time", "hf", "qlora").basis == "all"
+    assert spread_from({}, "time", "hf", "qlora") == Spread(1.0, 1.0, "none", 0)
+
+
+def test_inference_memory_never_takes_the_training_rows_spread():
+    kinds = {"memory": {"all": {"low": 0.7, "high": 1.8, "rows": 60}, "method": {}}}
+    fallback = spread_from(kinds, "memory", "vllm", "inference")
+    assert fallback.basis == "fallback:inference" and fallback.rows == 0
+    assert (fallback.low, fallback.high) == (0.95, 1.05)
+    kinds["memory"]["inference_fallback"] = {"low": 0.99, "high": 1.064, "rows": 5}
+    assert spread_from(kinds, "memory", "vllm", "inference") == Spread(
+        0.99, 1.064, "fallback:inference", 5
+    )
+    kinds["memory"]["method"]["inference"] = {"low": 0.9, "high": 1.2, "rows": 12}
+    assert spread_from(kinds, "memory", "vllm", "inference").basis == "method:inference"
 
 
 @pytest.mark.parametrize(
@@ -95,7 +119,8 @@ def test_every_range_holds_its_estimate(api_client, workload):
             continue
         low, high = answer[span]
         assert low <= answer[point] * 1.001 and answer[point] <= high * 1.001, (point, answer[span])
-    assert answer["range_basis"]["memory"]["rows"] > 0
+    basis = answer["range_basis"]["memory"]
+    assert basis["rows"] > 0 or basis["basis"] == "fallback:inference"
 
 
 def test_fits_is_decided_on_the_high_end_unless_asked_otherwise(api_client, settings):
@@ -164,6 +189,20 @@ def test_a_workload_spread_follows_its_framework_and_method():
     full = parse_workload({"model": "llama-3-8b", "method": "full"}, presets)
     lora = parse_workload({"model": "llama-3-8b", "method": "lora"}, presets)
     serving = parse_workload({"model": "llama-3-8b", "task": "inference"}, presets)
-    assert spread("memory", full).basis == "framework_method:hf/full"
-    assert spread("memory", lora).basis == "method:lora"
-    assert spread("memory", serving).basis in ("method:inference", "all")
+    sharded = parse_workload({"model": "llama-3-8b", "method": "lora", "sharding": "fsdp"}, presets)
+    groups = table()["kinds"]["memory"]
+    for workload, layout in ((full, "single"), (lora, "single"), (sharded, "multi")):
+        method = workload.method
+        expected = next(
+            f"{level}:{key}"
+            for level, key in (
+                ("framework_method", f"hf/{method}/{layout}"),
+                ("method", f"{method}/{layout}"),
+                ("layout", layout),
+            )
+            if key in groups.get(level, {})
+        )
+        assert spread("memory", workload).basis == expected
+    # The hardware asked about decides the layout where the workload leaves it open.
+    assert spread("memory", lora, gpu_count=4).basis == spread("memory", sharded).basis
+    assert spread("memory", serving).basis in ("method:inference", "fallback:inference")
