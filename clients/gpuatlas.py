@@ -505,7 +505,7 @@ WORKLOAD_OPTIONS: list[tuple[str, str, str, str | None, str]] = [
     (
         "mixed_precision",
         "bool",
-        "fp32 master weights and gradients (default on for bf16/fp16/fp8 training).",
+        "fp32 master weights and gradients (default on for bf16/fp16/fp8 training; off for QLoRA under litgpt, which refuses it).",
         None,
         "--mixed-precision",
     ),
@@ -553,7 +553,7 @@ WORKLOAD_OPTIONS: list[tuple[str, str, str, str | None, str]] = [
     (
         "framework",
         "choice",
-        "hf, torchtune, litgpt, axolotl, unsloth, llama_factory, deepspeed, megatron, torchtitan, vllm, sglang, gpt_fast, torchao, exllamav2, mlc_llm, llama_cpp. Sets the defaults of loss, activation_offloading, optimizer_in_backward and compile; for serving, the 4-bit decode kernel.",
+        "hf, torchtune, litgpt, axolotl, unsloth, llama_factory, deepspeed, megatron, torchtitan, vllm, sglang, gpt_fast, torchao, exllamav2, mlc_llm, llama_cpp. Sets the defaults of loss, activation_offloading, optimizer_in_backward, compile, lora_dropout and double_quant, and its QLoRA behaviour (litgpt: 4-bit head, no checkpointing, no mixed precision); for serving, the 4-bit decode kernel.",
         None,
         "--framework",
     ),
@@ -563,6 +563,13 @@ WORKLOAD_OPTIONS: list[tuple[str, str, str, str | None, str]] = [
         "standard, chunked, fused. standard: full fp32 logits; chunked; fused (default: the framework's).",
         None,
         "--loss",
+    ),
+    (
+        "double_quant",
+        "bool",
+        "QLoRA: the NF4 block constants quantised again, 0.516 instead of 0.5625 bytes per 4-bit weight (default: the framework's; off for hf, as BitsAndBytesConfig).",
+        None,
+        "--double-quant",
     ),
     (
         "activation_offloading",

@@ -123,7 +123,8 @@ WORKLOAD: tuple[Field, ...] = (
         "mixed_precision",
         "bool",
         gettext_noop("Mixed precision"),
-        "fp32 master weights and gradients (default on for bf16/fp16/fp8 training).",
+        "fp32 master weights and gradients (default on for bf16/fp16/fp8 training; off for "
+        "QLoRA under litgpt, which refuses it).",
         form=False,
     ),
     Field("optimizer", "choice", gettext_noop("Optimizer"), "Default AdamW.", OPTIMIZERS),
@@ -260,8 +261,9 @@ WORKLOAD: tuple[Field, ...] = (
         "framework",
         "choice",
         gettext_noop("Framework"),
-        "Sets the defaults of loss, activation_offloading, optimizer_in_backward and compile; "
-        "for serving, the 4-bit decode kernel.",
+        "Sets the defaults of loss, activation_offloading, optimizer_in_backward, compile, "
+        "lora_dropout and double_quant, and its QLoRA behaviour (litgpt: 4-bit head, no "
+        "checkpointing, no mixed precision); for serving, the 4-bit decode kernel.",
         FRAMEWORK_NAMES,
         default="hf",
     ),
@@ -271,6 +273,14 @@ WORKLOAD: tuple[Field, ...] = (
         gettext_noop("Loss computation"),
         "standard: full fp32 logits; chunked; fused (default: the framework's).",
         LOSS_MODES,
+        form=False,
+    ),
+    Field(
+        "double_quant",
+        "bool",
+        gettext_noop("Double quantisation (QLoRA)"),
+        "QLoRA: the NF4 block constants quantised again, 0.516 instead of 0.5625 bytes per "
+        "4-bit weight (default: the framework's; off for hf, as BitsAndBytesConfig).",
         form=False,
     ),
     Field(

@@ -50,8 +50,18 @@ OPTIMIZER_STATE_BYTES_FP32 = {"adamw": 8.0, "sgd": 4.0, "adamw_8bit": 2.0}
 ADAFACTOR_FACTOR_BYTES = 4.0 * 2
 # QLoRA NF4: 4-bit codes + one fp32 absmax per 64-weight block (0.5 bit/param); double
 # quantisation stores the absmax in 8 bits with an fp32 constant per 256 blocks, cutting the
-# constants to 0.127 bit/param (Dettmers et al. 2023, sec. 3). All presets use double quant.
+# constants to 0.127 bit/param (Dettmers et al. 2023, sec. 3); `workload.double_quant` picks it.
 NF4_BYTES_PER_PARAM = 0.5 + 0.127 / 8
+# Without double quantisation (bitsandbytes compress_statistics=False, transformers' default):
+# one fp32 absmax per 64-weight block, 0.5 bit per weight (Dettmers et al. 2023, sec. 3).
+NF4_NO_DQ_BYTES_PER_PARAM = 0.5 + 4 / 64
+
+
+def nf4_bytes_per_param(w: Workload) -> float:
+    """Bytes per 4-bit weight of a QLoRA base, with or without double quantisation."""
+    return NF4_BYTES_PER_PARAM if w.double_quant else NF4_NO_DQ_BYTES_PER_PARAM
+
+
 # Weight-only int4 for inference (GPTQ/AWQ, group size 128, fp16 scale + zero per group).
 INT4_BYTES_PER_PARAM = 0.5 + 4 / 128
 # LLaMA-Factory's "freeze" tuning trains the last 2 layers by default (freeze_trainable_layers=2).
@@ -341,7 +351,8 @@ def _activations(w: Workload, tp: int, explain: bool = True) -> tuple[float, str
     else:
         kept = n_dense * layer_d + n_moe * layer_m
         backward = BACKWARD_TRANSIENT_LAYERS * biggest
-    total = (kept + max(backward, logits)) / tp
+    retained = previous_step_4bit_inputs(w)
+    total = (kept + max(backward, logits + retained)) / tp
     if not explain:
         return total, ""
     if offload:
@@ -372,9 +383,48 @@ def _activations(w: Workload, tp: int, explain: bool = True) -> tuple[float, str
             + (", compiled" if w.compile and w.loss == "chunked" else "")
             + "; freed before backward reaches the layers)"
         )
+    if retained:
+        how += (
+            f"; + {_gib(retained)} at the end of the forward pass: the previous step's 4-bit "
+            f"matmul inputs, kept by its graph ({w.framework}'s loop still holds its logits; "
+            "bitsandbytes < 0.43.2 MatMul4Bit keeps its input on ctx)"
+        )
     if tp > 1:
         how += f", / tensor_parallel {tp} (sequence parallel)"
     return total, how
+
+
+def previous_step_4bit_inputs(w: Workload) -> float:
+    """Bytes of the previous step's 4-bit matmul inputs still alive during the next forward.
+
+    bitsandbytes' MatMul4Bit kept its input as a ctx attribute (`ctx.tensors = (A, B)`, 0.41 to
+    0.43.1; bitsandbytes-foundation/bitsandbytes 9e753741 stopped it), which backward does not
+    free: it lives as long as the graph node. A training loop that still references the
+    previous step's output while the next forward runs (litgpt: `logits = model(...)` rebinds
+    only afterwards, litgpt/finetune/lora.py @5895df10) keeps every one of them: per layer the
+    q/k/v input, the attention output, the MLP input and the down projection's input (the head's
+    input too when the head is 4-bit). Counted without checkpointing only (litgpt's
+    single-device QLoRA has none); freed once the new logits are bound, before the loss.
+    """
+    a = w.arch
+    fw = FRAMEWORKS[w.framework]
+    if (
+        w.method != "qlora"
+        or not fw.keeps_previous_step_graph
+        or w.gradient_checkpointing != "none"
+        or w.activation_offloading
+        or not a.is_transformer
+    ):
+        return 0.0
+    e = _act_bytes(w)
+    h = float(a.hidden_size or 0)
+    c = a.counts
+    dense = 2 * h + a.o_width + float(a.intermediate_size or 4 * h)
+    moe = h + a.o_width + (a.active_experts + a.shared_experts) * h + a.moe_intermediate_active()
+    per_token = c.dense_layers * dense + c.moe_layers * moe
+    if fw.qlora_quantises_head and a.vocab_size:
+        per_token += h
+    return w.batch_size * w.seq_len * per_token * e
 
 
 def loss_bytes_per_logit(w: Workload) -> float:
@@ -435,11 +485,28 @@ def training_memory(w: Workload, *, dp: int, sharding: str, explain: bool = True
 
     if w.method in ("lora", "qlora"):
         compute_b = 4.0 if w.precision == "fp32" else 2.0
+        fw = FRAMEWORKS[w.framework]
         quant = quantizable_params(a)
-        rest = p_all - quant
+        # litgpt's QLoRA stores the output head in 4 bits too (sizing/frameworks.py). litgpt's
+        # GPT never ties it: a tied checkpoint's embedding is copied into its own lm_head
+        # (litgpt/scripts/convert_hf_checkpoint.py @5895df10), so a tied model gains a 4-bit head
+        # beside its 16-bit embedding.
+        head_q = 0.0
+        if w.method == "qlora" and fw.qlora_quantises_head and a.is_transformer:
+            head_q = (
+                float(a.vocab_size or 0) * (a.hidden_size or 0)
+                if a.tied_embeddings
+                else _scaled(a, a.counts.head_matmul)
+            )
+        rest = p_all - quant - (0.0 if a.tied_embeddings else head_q)
+        quant += head_q
         if w.method == "qlora":
-            base_b = NF4_BYTES_PER_PARAM
-            fmt = f"NF4 + double quant ({NF4_BYTES_PER_PARAM:.3f} B)"
+            base_b = nf4_bytes_per_param(w)
+            fmt = (
+                f"NF4 + double quant ({base_b:.3f} B)"
+                if w.double_quant
+                else f"NF4, fp32 block constants ({base_b:.4f} B)"
+            )
         else:
             base_b = DTYPE_BYTES[w.precision] if w.precision != "fp8" else 2.0
             fmt = f"{w.precision} ({base_b:g} B)"
@@ -465,7 +532,9 @@ def training_memory(w: Workload, *, dp: int, sharding: str, explain: bool = True
         r.weights = weights
         r.note(
             lambda: (
-                f"weights: {_gib(r.weights)} = {quant / 1e9:.2f}B block linear params x {fmt} "
+                f"weights: {_gib(r.weights)} = {quant / 1e9:.2f}B block linear "
+                + ("and output head " if head_q else "")
+                + f"params x {fmt} "
                 f"+ {rest / 1e9:.2f}B embedding/norm params x {rest_b:g} B (frozen base"
                 + (
                     ", fp32 after PEFT's prepare_model_for_kbit_training"
@@ -513,13 +582,23 @@ def training_memory(w: Workload, *, dp: int, sharding: str, explain: bool = True
             inter = float(
                 (a.moe_intermediate_size if a.is_moe else None) or a.intermediate_size or 4 * h
             )
-            biggest = max(h * inter, h * a.q_width)
-            dequant = biggest * compute_b / mp
+            # A 4-bit head is the largest matrix of most models (V x h); it is dequantised at
+            # every 128-token chunk of the forward pass and again in backward. Quantised from
+            # an fp16 copy (Lightning's BitsandbytesPrecision), dequantize_4bit returns fp16 and
+            # `.to(A.dtype)` makes the compute-dtype copy while the fp16 one is still alive.
+            head_matrix = float(a.vocab_size or 0) * h if head_q else 0.0
+            biggest = max(h * inter, h * a.q_width, head_matrix)
+            via_fp16 = fw.qlora_dequant_via_fp16 and w.precision != "fp16"
+            dq_b = compute_b + (DTYPE_BYTES["fp16"] if via_fp16 else 0.0)
+            dequant = biggest * dq_b / mp
             r.weights += dequant
             r.note(
                 lambda: (
-                    f"weights: + {_gib(dequant)} dequantisation buffer (the largest 4-bit matrix, "
-                    f"{biggest / 1e6:.0f}M weights, in {compute_b:g} B while it is used)"
+                    f"weights: + {_gib(dequant)} dequantisation buffer (the largest 4-bit matrix"
+                    + (", the output head" if biggest == head_matrix else "")
+                    + f", {biggest / 1e6:.0f}M weights, in {dq_b:g} B while it is used"
+                    + (": an fp16 copy and its compute-dtype cast" if via_fp16 else "")
+                    + ")"
                 )
             )
     else:
@@ -589,7 +668,7 @@ def training_memory(w: Workload, *, dp: int, sharding: str, explain: bool = True
         if w.method == "qlora":
             layer_norms = _scaled(a, float(a.counts.layer_norms))
             gather = (
-                2 * ((layer - layer_norms) * NF4_BYTES_PER_PARAM + layer_norms * wb_gather) / mp
+                2 * ((layer - layer_norms) * nf4_bytes_per_param(w) + layer_norms * wb_gather) / mp
             )
             gather_fmt = "NF4"
         else:
@@ -603,7 +682,7 @@ def training_memory(w: Workload, *, dp: int, sharding: str, explain: bool = True
             # accumulate unsharded, in the fp32 reduce dtype under mixed precision.
             if w.method == "qlora":
                 quant = quantizable_params(a)
-                gather = (quant * NF4_BYTES_PER_PARAM + (p_all - quant) * wb_gather) / mp
+                gather = (quant * nf4_bytes_per_param(w) + (p_all - quant) * wb_gather) / mp
             else:
                 gather = p_all * wb_gather / mp
             what = "the pipeline stage's parameters, kept unsharded across micro-batches"

@@ -145,6 +145,7 @@ class MessageCode(StrEnum):
     INPUT_MIXED_PRECISION_COMPUTE = "input_mixed_precision_compute"
     INPUT_MIXED_PRECISION_INFERENCE = "input_mixed_precision_inference"
     INPUT_LORA_SETTINGS = "input_lora_settings"
+    INPUT_DOUBLE_QUANT = "input_double_quant"
     INPUT_ACCUMULATION_INFERENCE = "input_accumulation_inference"
     INPUT_INFERENCE_FIELDS = "input_inference_fields"
     INPUT_NEEDS_TRANSFORMER = "input_needs_transformer"
@@ -510,6 +511,10 @@ TEMPLATES: dict[str, dict[str, str]] = {
     MessageCode.INPUT_LORA_SETTINGS: {
         "en": "LoRA settings need method lora or qlora.",
         "zh-hans": "LoRA 设置需要 lora 或 qlora 方法。",
+    },
+    MessageCode.INPUT_DOUBLE_QUANT: {
+        "en": "Double quantisation is a QLoRA setting; it needs method qlora.",
+        "zh-hans": "双重量化是 QLoRA 设置；需要 qlora 方法。",
     },
     MessageCode.INPUT_ACCUMULATION_INFERENCE: {
         "en": "Gradient accumulation is a training setting.",

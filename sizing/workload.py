@@ -113,6 +113,7 @@ class Workload:
     optimizer_in_backward: bool = False
     compile: bool = False  # torch.compile on the training step (sizing/frameworks.py)
     lora_dropout: float = 0.0  # dropout on each adapter's input (sizing/frameworks.py default)
+    double_quant: bool = False  # QLoRA: NF4 block constants quantised again (framework default)
     architecture: str | None = None  # the config.json given, as canonical JSON
     arch: ModelArch = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
 
@@ -211,7 +212,8 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
 
     Defaults: task finetune; training: method full, precision bf16, mixed precision on for
     bf16/fp16/fp8, optimizer adamw, batch 1, seq 2048 (capped at the model's context),
-    checkpointing none (full for QLoRA, as in the QLoRA paper), LoRA rank 16 on all linear
+    checkpointing none (full for QLoRA, as in the QLoRA paper, unless the framework has none for
+    it), mixed precision off for QLoRA where the framework refuses it, LoRA rank 16 on all linear
     layers; inference: context 4096, concurrency 1. Sharding left out (or "auto") is chosen by
     the estimator. Strings that spell numbers or booleans are accepted (query parameters).
     """
@@ -309,7 +311,7 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
     framework = choice("framework")
     loss = choice("loss")
     flags: dict[str, bool | None] = {}
-    for name in ("activation_offloading", "optimizer_in_backward", "compile"):
+    for name in ("activation_offloading", "optimizer_in_backward", "compile", "double_quant"):
         flags[name] = None
         if name in raw:
             flags[name] = _as_bool(raw[name])
@@ -376,6 +378,8 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
         bad("lora_rank" if lora_rank else "lora_targets", C.INPUT_LORA_SETTINGS)
     if lora_dropout is not None and (task == "inference" or method not in ("lora", "qlora")):
         bad("lora_dropout", C.INPUT_LORA_SETTINGS)
+    if flags["double_quant"] is not None and (task == "inference" or method != "qlora"):
+        bad("double_quant", C.INPUT_DOUBLE_QUANT)
     if arch is not None and not arch.is_transformer and method in ("lora", "qlora"):
         bad("method", C.INPUT_NEEDS_TRANSFORMER, method=method, model=arch.name, kind=arch.kind)
     if gpu_count is not None and gpu_count % (tp * pp):
@@ -388,17 +392,22 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
 
     # Defaults.
     training = task != "inference"
+    framework = framework or "hf"
+    habits = FRAMEWORKS[framework]
     if training:
         method = method or "full"
         precision = precision or "bf16"
         if method == "qlora" and precision == "int4":
             precision = "bf16"  # the NF4 base is implied; compute runs in bf16
         if mixed is None:
-            mixed = precision in ("bf16", "fp16", "fp8")
+            mixed = precision in ("bf16", "fp16", "fp8") and (
+                method != "qlora" or habits.qlora_mixed_precision
+            )
         optimizer = optimizer or "adamw"
         if ckpt is None:
-            # QLoRA's reference setup (and PEFT's prepare_model_for_kbit_training) turns it on.
-            ckpt = "full" if method == "qlora" else "none"
+            # QLoRA's reference setup (and PEFT's prepare_model_for_kbit_training) turns it on;
+            # a framework without checkpointing for QLoRA says so (sizing/frameworks.py).
+            ckpt = habits.qlora_checkpointing if method == "qlora" else "none"
         if method in ("lora", "qlora"):
             lora_rank = lora_rank or DEFAULT_LORA_RANK
             lora_targets = lora_targets or DEFAULT_LORA_TARGETS
@@ -417,8 +426,6 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
         attention = "eager" if precision == "fp32" else "flash"
     if not arch.is_transformer:
         attention = "eager"
-    framework = framework or "hf"
-    habits = FRAMEWORKS[framework]
     offload = flags["activation_offloading"]
     in_backward = flags["optimizer_in_backward"]
     return Workload(
@@ -455,6 +462,10 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
             float(habits.lora_dropout if lora_dropout is None else lora_dropout)
             if method in ("lora", "qlora")
             else 0.0
+        ),
+        double_quant=bool(
+            (habits.qlora_double_quant if flags["double_quant"] is None else flags["double_quant"])
+            and method == "qlora"
         ),
         arch=arch,
     )

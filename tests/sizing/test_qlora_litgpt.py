@@ -1,0 +1,166 @@
+"""QLoRA under litgpt (Lightning's BitsandbytesPrecision + bitsandbytes' MatMul4Bit).
+
+The head is stored in 4 bits, every dequantisation makes an fp16 copy and a bf16 cast, and the
+previous step's 4-bit matmul inputs are still alive during the next forward (sizing/frameworks.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from sizing.estimator import WorkloadError, estimate, parse_workload
+from sizing.frameworks import FRAMEWORKS
+from sizing.memory import (
+    NF4_NO_DQ_BYTES_PER_PARAM,
+    previous_step_4bit_inputs,
+    quantizable_params,
+    training_memory,
+)
+from sizing.presets import load_presets
+
+PRESETS = load_presets()
+LLAMA = PRESETS["llama-2-7b"]
+
+
+def wl(**data):
+    base = {
+        "model": "llama-2-7b",
+        "method": "qlora",
+        "framework": "litgpt",
+        "batch_size": 2,
+        "seq_len": 512,
+        "lora_targets": "qv",
+        "gradient_checkpointing": "none",
+    }
+    return parse_workload({**base, **data}, PRESETS)
+
+
+def test_previous_step_keeps_every_4bit_matmul_input():
+    """Per layer: q/k/v input, attention output, MLP input, down input; plus the head's input."""
+    h, o, inter = LLAMA.hidden_size, LLAMA.o_width, LLAMA.intermediate_size
+    per_token = LLAMA.total_layers * (2 * h + o + inter) + h
+    assert previous_step_4bit_inputs(wl()) == 2 * 512 * per_token * 2
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"framework": "hf"},  # the Trainer drops the step's graph before the next one
+        {"framework": "torchtune"},
+        {"method": "lora"},  # autograd frees what save_for_backward kept
+        {"gradient_checkpointing": "full"},
+    ],
+)
+def test_nothing_kept_from_the_previous_step_elsewhere(data):
+    assert previous_step_4bit_inputs(wl(**data)) == 0.0
+
+
+def test_the_kept_inputs_raise_the_peak(monkeypatch):
+    w = wl()
+    kept = previous_step_4bit_inputs(w)
+    on = estimate(w).breakdown["activations"]
+    monkeypatch.setitem(
+        FRAMEWORKS, "litgpt", replace(FRAMEWORKS["litgpt"], keeps_previous_step_graph=False)
+    )
+    off = estimate(w).breakdown["activations"]
+    # They sit on the loss-head side of the peak (end of forward), so they add at most
+    # themselves, and at least themselves less the backward buffers they replace.
+    grew = (on - off) * 2**30
+    assert 0 < grew <= kept * (1 + 1e-9)
+    assert grew > 0.8 * kept
+
+
+def test_litgpt_stores_the_head_in_4_bits_and_dequantises_it_via_fp16():
+    r = training_memory(wl(), dp=1, sharding="none")
+    head = LLAMA.vocab_size * LLAMA.hidden_size
+    quant = quantizable_params(LLAMA) + head * LLAMA.params / LLAMA.counts.computed_total
+    rest = LLAMA.params - quant
+    # The head (32000 x 4096) is the largest matrix: an fp16 copy + its bf16 cast, 4 B.
+    expected = quant * NF4_NO_DQ_BYTES_PER_PARAM + rest * 2 + head * 4
+    assert r.weights == pytest.approx(expected, rel=1e-9)
+
+
+def test_fp16_compute_needs_no_cast_of_the_dequantised_copy():
+    bf16 = training_memory(wl(), dp=1, sharding="none").weights
+    fp16 = training_memory(wl(precision="fp16"), dp=1, sharding="none").weights
+    head = LLAMA.vocab_size * LLAMA.hidden_size
+    assert bf16 - fp16 == pytest.approx(head * 2, rel=1e-9)
+
+
+def test_hf_keeps_its_head_in_16_bits():
+    w = wl(framework="hf")
+    r = training_memory(w, dp=1, sharding="none")
+    quant = quantizable_params(LLAMA)
+    rest = LLAMA.params - quant
+    biggest = LLAMA.hidden_size * LLAMA.intermediate_size
+    # PEFT's prepare_model_for_kbit_training: unquantised parameters in fp32.
+    assert r.weights == pytest.approx(quant * NF4_NO_DQ_BYTES_PER_PARAM + rest * 4 + biggest * 2)
+
+
+def test_a_tied_model_gains_a_separate_4bit_head_under_litgpt():
+    """litgpt copies a tied embedding into its own lm_head: the embedding stays 16-bit."""
+    falcon = PRESETS["falcon-7b"]
+    assert falcon.tied_embeddings
+    r = training_memory(wl(model="falcon-7b"), dp=1, sharding="none")
+    head = falcon.vocab_size * falcon.hidden_size
+    quant = quantizable_params(falcon)
+    rest = falcon.params - quant
+    expected = (quant + head) * NF4_NO_DQ_BYTES_PER_PARAM + rest * 2 + head * 4
+    assert r.weights == pytest.approx(expected, rel=1e-9)
+
+
+def test_litgpt_qlora_defaults_to_bf16_true_without_checkpointing():
+    """litgpt's --quantize refuses mixed precision; its single-device lora.py has no checkpointing."""
+    w = parse_workload({"model": "llama-2-7b", "method": "qlora", "framework": "litgpt"}, PRESETS)
+    assert w.mixed_precision is False
+    assert w.gradient_checkpointing == "none"
+    hf = parse_workload({"model": "llama-2-7b", "method": "qlora"}, PRESETS)
+    assert hf.mixed_precision is True
+    assert hf.gradient_checkpointing == "full"
+    lora = parse_workload({"model": "llama-2-7b", "method": "lora", "framework": "litgpt"}, PRESETS)
+    assert lora.mixed_precision is True  # litgpt trains LoRA in bf16-mixed by default
+    given = parse_workload(
+        {
+            "model": "llama-2-7b",
+            "method": "qlora",
+            "framework": "litgpt",
+            "gradient_checkpointing": "full",
+        },
+        PRESETS,
+    )
+    assert given.gradient_checkpointing == "full"
+
+
+@pytest.mark.parametrize(
+    ("framework", "expected"),
+    [("hf", False), ("litgpt", False), ("torchtune", True), ("llama_factory", True)],
+)
+def test_double_quant_defaults_to_the_frameworks(framework, expected):
+    """BitsAndBytesConfig and litgpt's bnb.nf4 store fp32 block constants; torchao's NF4 and
+    LLaMA-Factory quantise them again."""
+    w = parse_workload({"model": "llama-2-7b", "method": "qlora", "framework": framework}, PRESETS)
+    assert w.double_quant is expected
+    assert parse_workload({"model": "llama-2-7b", "method": "lora"}, PRESETS).double_quant is False
+
+
+def test_double_quant_saves_its_share_of_every_4bit_weight():
+    with_dq = training_memory(wl(double_quant=True), dp=1, sharding="none").weights
+    without = training_memory(wl(double_quant=False), dp=1, sharding="none").weights
+    head = LLAMA.vocab_size * LLAMA.hidden_size
+    quant = quantizable_params(LLAMA) + head * LLAMA.params / LLAMA.counts.computed_total
+    # fp32 absmax per 64 weights (4/64 B) against 8-bit constants + an fp32 per 256 blocks.
+    assert without - with_dq == pytest.approx(quant * (4 / 64 - 0.127 / 8), rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [{"method": "lora"}, {"method": "full"}, {"task": "inference", "method": None}],
+)
+def test_double_quant_outside_qlora_is_a_400_naming_the_field(data):
+    body = {"model": "llama-2-7b", "double_quant": True, **data}
+    body = {k: v for k, v in body.items() if v is not None}
+    with pytest.raises(WorkloadError) as e:
+        parse_workload(body, PRESETS)
+    assert "double_quant" in e.value.errors
