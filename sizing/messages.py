@@ -547,13 +547,15 @@ TEMPLATES: dict[str, dict[str, str]] = {
         "en": "training FLOPs: {flops:sci} = {tokens:sci} x {per_token:sci} per token (incl. {recompute:sci} recomputation); give a GPU for time",
         "zh-hans": "训练 FLOPs：{flops:sci} = {tokens:sci} x 每 token {per_token:sci}（含重计算 {recompute:sci}）；给出 GPU 才能估算时间",
     },
+    # ``headroom`` is the margin the fit requires of the estimate; ``free`` (derived from
+    # memory_gib and capacity_gib, see message_render) is what it actually leaves.
     MessageCode.NOTE_FITS: {
-        "en": "fit: {memory_gib:.1f} GiB per GPU fits {capacity_gib:g} GiB with {headroom:.0%} headroom; {need}",
-        "zh-hans": "显存：每块 GPU {memory_gib:.1f} GiB，留 {headroom:.0%} 余量时放得进 {capacity_gib:g} GiB；{need}",
+        "en": "fit: {memory_gib:.1f} GiB per GPU fits {capacity_gib:g} GiB, leaving {free:.0%} free (at least {headroom:.0%} must stay free); {need}",
+        "zh-hans": "显存：每块 GPU {memory_gib:.1f} GiB，放得进 {capacity_gib:g} GiB，剩余 {free:.0%}（至少须留出 {headroom:.0%}）；{need}",
     },
     MessageCode.NOTE_DOES_NOT_FIT: {
-        "en": "fit: {memory_gib:.1f} GiB per GPU does not fit {capacity_gib:g} GiB with {headroom:.0%} headroom; {need}",
-        "zh-hans": "显存：每块 GPU {memory_gib:.1f} GiB，留 {headroom:.0%} 余量时放不进 {capacity_gib:g} GiB；{need}",
+        "en": "fit: {memory_gib:.1f} GiB per GPU does not fit {capacity_gib:g} GiB with the required {headroom:.0%} left free; {need}",
+        "zh-hans": "显存：每块 GPU {memory_gib:.1f} GiB，放进 {capacity_gib:g} GiB 后留不出所要求的 {headroom:.0%} 余量；{need}",
     },
     MessageCode.NOTE_GPUS_NEEDED: {
         "en": "at least {count} GPU(s) needed",
@@ -655,6 +657,10 @@ def message_render(
             title = words
         values.setdefault("pricing_model_words", words)
         values.setdefault("pricing_model_title", title)
+    memory, capacity = values.get("memory_gib"), values.get("capacity_gib")
+    if isinstance(memory, (int, float)) and isinstance(capacity, (int, float)) and capacity > 0:
+        # The share of the GPU's memory the workload leaves free (the API's headroom_pct / 100).
+        values.setdefault("free", 1 - memory / capacity)
     reason = values.get("reason")
     if reason is not None:
         values.setdefault("reason_text", message_render(reason, {}, lang))

@@ -59,6 +59,20 @@ def test_every_code_has_every_language_with_the_same_fields(code):
         assert HAN.search(chinese), code
 
 
+def test_fit_note_tells_the_required_margin_from_the_headroom_left():
+    # llama-2-7b QLoRA on a T4: 7.17 GiB of 16 leaves 55% free (headroom_pct 55.2); the fit
+    # asked for 39% on the estimate (5% on the high end of its range).
+    params = {"memory_gib": 7.169, "capacity_gib": 16.0, "headroom": 0.39, "need": "1 GPU"}
+    english = message_render(MessageCode.NOTE_FITS, params, "en")
+    assert english == (
+        "fit: 7.2 GiB per GPU fits 16 GiB, leaving 55% free (at least 39% must stay free); 1 GPU"
+    )
+    chinese = message_render(MessageCode.NOTE_FITS, params, "zh-hans")
+    assert "剩余 55%" in chinese and "至少须留出 39%" in chinese
+    short = message_render(MessageCode.NOTE_DOES_NOT_FIT, {**params, "memory_gib": 20.0})
+    assert "with the required 39% left free" in short
+
+
 def test_no_template_is_left_without_a_code():
     assert set(TEMPLATES) == {*MessageCode, *RejectionCode}
 
