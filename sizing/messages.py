@@ -312,9 +312,11 @@ TEMPLATES: dict[str, dict[str, str]] = {
         "en": "MULTI-NODE WITHOUT RDMA: {nodes} nodes over plain networking ({network_gbps:g} Gbit/s); efficiency falls off a cliff. Prefer InfiniBand/RoCE/EFA >= {min_gbps:g} Gbit/s.",
         "zh-hans": "多节点但没有 RDMA：{nodes} 个节点经普通网络互联（{network_gbps:g} Gbit/s），效率会断崖式下降。请选用 >= {min_gbps:g} Gbit/s 的 InfiniBand/RoCE/EFA。",
     },
+    # {notes}: the provider's compliance notes, or MAINLAND_CHINA_RULES where it has none (so the
+    # rules are said once, not once generically and again in the provider's words).
     MessageCode.MAINLAND_CHINA: {
-        "en": "Mainland China region: real-name verification is required, and serving a website needs ICP filing. {notes}",
-        "zh-hans": "中国大陆地域：需要实名认证，对外提供网站服务需要 ICP 备案。{notes}",
+        "en": "Mainland China region. {notes}",
+        "zh-hans": "中国大陆地域。{notes}",
     },
     # Advice.
     MessageCode.SPOT_SAVES: {
@@ -617,6 +619,12 @@ def language_of(value: str | None) -> str | None:
     return None
 
 
+# What a mainland-China region asks of a renter, for a provider with no compliance notes.
+MAINLAND_CHINA_RULES = {
+    "en": "Real-name verification is required, and serving a website needs ICP filing.",
+    "zh-hans": "需要实名认证，对外提供网站服务需要 ICP 备案。",
+}
+
 FIELD_PREFIX = "field_"  # template fields naming a request field: {field_params_b}
 
 
@@ -674,7 +682,9 @@ def message_render(
             provider=provider, instance_type=instance_type, region=region, pricing=words
         )
     notes = values.get("notes")
-    if notes and lang != DEFAULT_LANGUAGE:
+    if code == MessageCode.MAINLAND_CHINA and not notes:
+        values["notes"] = MAINLAND_CHINA_RULES.get(lang, MAINLAND_CHINA_RULES[DEFAULT_LANGUAGE])
+    elif notes and lang != DEFAULT_LANGUAGE:
         # A provider's compliance note is curated in English; web/provider_notes.py marks each
         # one for translation (locale/zh_Hans), and one without a translation stays English.
         with translation.override(lang):

@@ -73,6 +73,18 @@ def test_fit_note_tells_the_required_margin_from_the_headroom_left():
     assert "with the required 39% left free" in short
 
 
+def test_mainland_china_warning_says_the_rules_once():
+    notes = (
+        "Mainland-China only. Renting requires real-name verification (实名认证) of the account."
+    )
+    with_notes = message_render(MessageCode.MAINLAND_CHINA, {"notes": notes})
+    assert with_notes == f"Mainland China region. {notes}"
+    assert with_notes.lower().count("real-name verification") == 1
+    bare = message_render(MessageCode.MAINLAND_CHINA, {"notes": ""})
+    assert bare.lower().count("real-name verification") == 1 and "ICP filing" in bare
+    assert "实名认证" in message_render(MessageCode.MAINLAND_CHINA, {"notes": ""}, "zh-hans")
+
+
 def test_no_template_is_left_without_a_code():
     assert set(TEMPLATES) == {*MessageCode, *RejectionCode}
 
