@@ -424,8 +424,8 @@ TEMPLATES: dict[str, dict[str, str]] = {
     MessageCode.INPUT_WHOLE_NUMBER: {"en": "Must be a whole number.", "zh-hans": "必须是整数。"},
     MessageCode.INPUT_NUMBER: {"en": "Must be a number.", "zh-hans": "必须是数字。"},
     MessageCode.INPUT_BETWEEN: {
-        "en": "Must be between {low:g} and {high:g}.",
-        "zh-hans": "必须介于 {low:g} 与 {high:g} 之间。",
+        "en": "Must be between {low:bound} and {high:bound}.",
+        "zh-hans": "必须介于 {low:bound} 与 {high:bound} 之间。",
     },
     MessageCode.INPUT_BOOL: {"en": "Must be true or false.", "zh-hans": "必须是 true 或 false。"},
     MessageCode.INPUT_ONE_MODEL_SOURCE: {
@@ -629,12 +629,24 @@ FIELD_PREFIX = "field_"  # template fields naming a request field: {field_params
 
 
 class _Formatter(string.Formatter):
-    """str.format plus one spec, ``sci``: a count without e-notation (sizing.numbers.large)."""
+    """str.format plus two specs: ``sci``, a count without e-notation (sizing.numbers.large), and
+    ``bound``, a limit as people write it (4096; 1,048,576; 0.5), never in e-notation."""
 
     def format_field(self, value: Any, format_spec: str) -> Any:
         if format_spec == "sci":
             return large(float(value))
+        if format_spec == "bound":
+            return _bound(value)
         return super().format_field(value, format_spec)
+
+
+def _bound(value: Any) -> str:
+    """A whole number, with thousands separators from 10,000 (4096; 1,048,576); a fraction
+    without e-notation (0.001)."""
+    number = float(value)
+    if number.is_integer():
+        return f"{int(number):,}" if abs(number) >= 10_000 else str(int(number))
+    return f"{number:,.6f}".rstrip("0").rstrip(".")
 
 
 _FORMATTER = _Formatter()

@@ -85,6 +85,17 @@ def test_mainland_china_warning_says_the_rules_once():
     assert "实名认证" in message_render(MessageCode.MAINLAND_CHINA, {"notes": ""}, "zh-hans")
 
 
+def test_bounds_are_written_as_people_write_them():
+    between = MessageCode.INPUT_BETWEEN
+    assert (
+        message_render(between, {"low": 1, "high": 1048576}) == "Must be between 1 and 1,048,576."
+    )
+    assert message_render(between, {"low": 0.001, "high": 4000.0}) == (
+        "Must be between 0.001 and 4000."
+    )
+    assert "1,048,576" in message_render(between, {"low": 1, "high": 1048576}, "zh-hans")
+
+
 def test_no_template_is_left_without_a_code():
     assert set(TEMPLATES) == {*MessageCode, *RejectionCode}
 
