@@ -193,6 +193,20 @@ def favicon(request: HttpRequest) -> HttpResponse:
     return HttpResponsePermanentRedirect(static("web/favicon.svg"))
 
 
+def _unknown_params(request: HttpRequest, known: list[str]) -> list[dict[str, str]]:
+    """The query parameters a page does not know (ignored, and said so on the page), each with
+    its values and the closest known names."""
+    return [
+        {
+            "name": name,
+            "value": ", ".join(request.GET.getlist(name)),
+            "near": ", ".join(close_names(name, known, limit=2)),
+        }
+        for name in request.GET
+        if name not in known
+    ]
+
+
 @require_safe
 def price_list(request: HttpRequest) -> HttpResponse:
     """/ : every current offer (instance type and region), its pricing models side by side,
@@ -208,11 +222,13 @@ def price_list(request: HttpRequest) -> HttpResponse:
         rows = selectors.offer_rows(filters=form.filter_data(), sort=sort, per_gpu=form.per_gpu)
         status = 200
     else:
-        sort, extra, basis, rows, status = selectors.DEFAULT_OFFER_SORT, [], PriceBasis(), [], 400
+        sort, extra, basis, status = selectors.DEFAULT_OFFER_SORT, [], PriceBasis(), 400
+        rows = selectors.OfferRowList([])
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "form": form,
         "page": page,
+        "unknown_params": _unknown_params(request, [*form.fields, "page"]),
         "columns": _offer_columns(sort, extra),
         "extra": extra,
         "sort_key": sort.lstrip("-"),
@@ -230,8 +246,8 @@ def price_list(request: HttpRequest) -> HttpResponse:
         "multi_fields": [(form[name], _multi_summary(form, name)) for name in form.MULTI_FIELDS],
         "basis": basis,
         "sort_title": next((c["title"] for c in _offer_columns(sort, extra) if c["aria_sort"]), ""),
-        "observed_from": min((r.oldest_observed_at for r in rows), default=None),
-        "observed_to": max((r.newest_observed_at for r in rows), default=None),
+        "observed_from": rows.oldest_observed_at,
+        "observed_to": rows.newest_observed_at,
         "stale_after_days": selectors.stale_days(),
     }
     return render(request, "web/prices.html", context, status=status)

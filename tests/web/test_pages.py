@@ -55,6 +55,27 @@ def test_price_browser_lists_offers_with_freshness(client):
     assert len(response.context["page"].object_list) == 100  # paginated
 
 
+def test_price_browser_builds_only_the_rows_it_shows_in_a_few_queries(
+    client, django_assert_max_num_queries
+):
+    # Sorting and counting read plain values; model instances are built for the page only
+    # (building every offer's was most of the page's second under load).
+    with django_assert_max_num_queries(12):
+        response = client.get("/")
+    rows = response.context["page"].paginator.object_list
+    assert len(rows) > 1000
+    assert len(rows._built) == len(response.context["page"].object_list) == 100
+
+
+def test_price_browser_says_which_query_parameters_it_ignored(client):
+    response = client.get("/?gpus=xyz&gpu=h100-sxm")
+    assert response.status_code == 200
+    body = text(response)
+    assert "Unknown filter <code>gpus=xyz</code>, ignored: did you mean <code>gpu" in body
+    assert response.context["unknown_params"][0]["name"] == "gpus"
+    assert 'id="unknown-params"' not in text(client.get("/?gpu=h100-sxm&page=2"))
+
+
 def test_price_browser_puts_pricing_models_of_one_offer_in_one_row(client):
     rows = rows_of(client.get("/"))
     keys = [(r.instance.pk, r.region.pk) for r in rows]
