@@ -76,6 +76,33 @@ def test_price_browser_says_which_query_parameters_it_ignored(client):
     assert 'id="unknown-params"' not in text(client.get("/?gpu=h100-sxm&page=2"))
 
 
+def test_compare_an_offer_whose_name_holds_a_comma_with_dates_and_reasons_in_words(client):
+    from catalog.models import InstanceType
+
+    comma = InstanceType.objects.filter(name__contains=",", prices__gone_at__isnull=True).first()
+    assert comma is not None, "the seed catalog has marketplace names with commas"
+    small = "alibaba/ecs.gn7i-c8g1.2xlarge"  # one A10 (24 GB): a LoRA of an 8B does not fit
+    response = client.get(
+        "/compare",
+        {
+            "offer": [f"{comma.provider.slug}/{comma.name}", small],
+            "model": "llama-3-8b",
+            "task": "finetune",
+            "method": "lora",
+            "tokens": "2e8",
+        },
+    )
+    assert response.status_code == 200
+    first, second = response.context["columns"]
+    assert len(first["rows"]) >= 1 and first["best"] is not None  # "Regions priced 0" before
+    assert first["observed_from"] is not None
+    body = text(response)
+    assert "Prices observed" in body and "Price observed" in body
+    assert "stale_price:" not in body and "does_not_fit_memory:" not in body
+    if not second["plan"]["fits"]:
+        assert second["plan"]["why_not_text"].startswith("Does not fit in GPU memory")
+
+
 def test_price_browser_puts_pricing_models_of_one_offer_in_one_row(client):
     rows = rows_of(client.get("/"))
     keys = [(r.instance.pk, r.region.pk) for r in rows]
