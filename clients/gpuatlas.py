@@ -17,8 +17,9 @@ otherwise an aligned table. The report goes to stdout; errors and verdicts (gate
 failed, nothing fits) go to stderr, one line each.
 
 Exit codes: 0 ok; 1 a --fail-if-* gate failed; 2 bad input (the server's 400 messages are
-printed); 3 nothing fits; 4 server or network error (after retrying 429 and 5xx with backoff).
-See docs/ci.md.
+printed); 3 nothing fits; 4 server or network error (after retrying 429 and 5xx with backoff);
+5 nothing ranked because offers were left out as stale (their prices are past the server's
+shelf life, so they were never weighed; --include-stale weighs them, flagged). See docs/ci.md.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ EXIT_GATE_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_NOTHING_FITS = 3
 EXIT_SERVER_ERROR = 4
+EXIT_ONLY_STALE = 5
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 BACKOFF_BASE_S = 0.5  # first retry after 0.25-0.5 s, doubling each time
@@ -429,7 +431,8 @@ def _gpus(row: dict[str, Any]) -> str:
 
 PLAN_HEADERS = [
     "rank", "provider", "region", "instance type", "gpu x count", "nodes", "pricing",
-    "$/h", "hours", "total $", "mem/GPU GiB (range)", "headroom %", "first warning",
+    "$/h", "hours", "total $", "mem/GPU GiB (range)", "headroom %", "price observed",
+    "first warning",
 ]  # fmt: skip
 PLAN_RIGHT = {0, 5, 7, 8, 9, 10, 11}
 
@@ -449,8 +452,19 @@ def _plan_cells(row: dict[str, Any]) -> list[str]:
         _usd(row.get("est_total_usd")),
         _memory_cell(row),
         _num(row.get("headroom_pct"), 0),
+        _observed(row),
         _truncate(warnings[0]) if warnings else "",
     ]
+
+
+def _date(value: Any) -> str:
+    """The date of an ISO 8601 timestamp (2026-03-28T00:00:00Z -> 2026-03-28); "-" for none."""
+    return str(value)[:10] if value else "-"
+
+
+def _observed(row: dict[str, Any]) -> str:
+    """When the row's price was observed, and "stale" when it is past the shelf life."""
+    return _date(row.get("price_observed_at")) + (" stale" if row.get("stale") else "")
 
 
 def _span(values: Any, digits: int = 0) -> str:
@@ -658,29 +672,60 @@ def cmd_recommend(client: Client, args: argparse.Namespace) -> int:
     else:
         _print_recommendations(answer, rows)
     if not rows:
-        advice = " ".join(answer.get("advice") or []) or "loosen the constraints"
-        raise CliError(EXIT_NOTHING_FITS, f"nothing fits; the server advises: {advice}")
+        raise _nothing_ranked(answer)
     return _check_gates(gates, rows[0])
+
+
+def _rejected_counts(answer: dict[str, Any]) -> list[tuple[str, int]]:
+    """The answer's rejections as (reason, count), most first."""
+    rejected = answer.get("rejected") or {}
+    return sorted(
+        ((reason, int((entry or {}).get("count", 0))) for reason, entry in rejected.items()),
+        key=lambda item: -item[1],
+    )
+
+
+def _nothing_ranked(answer: dict[str, Any]) -> CliError:
+    """Why no plan was ranked, from ``rejected`` and ``advice``: when the only offers left out
+    were left out as stale, they were never weighed (exit 5: rerun with --include-stale);
+    otherwise nothing fits (exit 3), with the reasons and the stale count beside them."""
+    counts = _rejected_counts(answer)
+    stale = dict(counts).get("stale_price", 0)
+    others = ", ".join(f"{reason} {count:,}" for reason, count in counts if reason != "stale_price")
+    advice = " ".join(answer.get("advice") or [])
+    stale_text = (
+        f"{stale:,} offer{'s' if stale != 1 else ''} left out as stale (price past the server's "
+        "shelf life, never weighed); pass --include-stale to weigh them"
+    )
+    if stale and not others:
+        return CliError(EXIT_ONLY_STALE, f"nothing ranked: {stale_text}")
+    line = "nothing fits"
+    if others:
+        line += f" (rejected: {others})"
+    if stale:
+        line += f"; {stale_text}"
+    return CliError(EXIT_NOTHING_FITS, line + (f"; the server advises: {advice}" if advice else ""))
 
 
 def _print_recommendations(answer: dict[str, Any], rows: list[dict[str, Any]]) -> None:
     if rows:
         _out(render_table(PLAN_HEADERS, [_plan_cells(r) for r in rows], PLAN_RIGHT))
     else:
-        _out("No instance fits.")
-    rejected = answer.get("rejected") or {}
-    if rejected:
-        counts = sorted(
-            ((reason, (entry or {}).get("count", 0)) for reason, entry in rejected.items()),
-            key=lambda item: -item[1],
-        )
+        _out("No plan ranked (the reason follows on stderr).")
+    counts = _rejected_counts(answer)
+    if counts:
         _out("")
-        _out("rejected: " + ", ".join(f"{reason} {count}" for reason, count in counts))
+        _out("rejected: " + ", ".join(f"{reason} {count:,}" for reason, count in counts))
     for line in answer.get("advice") or []:
         _out(f"advice: {line}")
+    oldest, newest = (
+        answer.get("prices_oldest_observed_at"),
+        answer.get("prices_newest_observed_at"),
+    )
+    prices = f"; prices observed {_date(oldest)} to {_date(newest)}" if oldest or newest else ""
     _out(
         f"objective {answer.get('objective', '-')}; {answer.get('considered', '-')} offers "
-        f"considered; catalog as of {answer.get('catalog_as_of') or '-'}"
+        f"considered; catalog as of {_date(answer.get('catalog_as_of'))}{prices}"
     )
 
 

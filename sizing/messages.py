@@ -314,9 +314,11 @@ TEMPLATES: dict[str, dict[str, str]] = {
         "en": "MULTI-NODE WITHOUT RDMA: {nodes} nodes over plain networking ({network_gbps:g} Gbit/s); efficiency falls off a cliff. Prefer InfiniBand/RoCE/EFA >= {min_gbps:g} Gbit/s.",
         "zh-hans": "多节点但没有 RDMA：{nodes} 个节点经普通网络互联（{network_gbps:g} Gbit/s），效率会断崖式下降。请选用 >= {min_gbps:g} Gbit/s 的 InfiniBand/RoCE/EFA。",
     },
+    # {notes}: the provider's compliance notes, or MAINLAND_CHINA_RULES where it has none (so the
+    # rules are said once, not once generically and again in the provider's words).
     MessageCode.MAINLAND_CHINA: {
-        "en": "Mainland China region: real-name verification is required, and serving a website needs ICP filing. {notes}",
-        "zh-hans": "中国大陆地域：需要实名认证，对外提供网站服务需要 ICP 备案。{notes}",
+        "en": "Mainland China region. {notes}",
+        "zh-hans": "中国大陆地域。{notes}",
     },
     # Advice.
     MessageCode.SPOT_SAVES: {
@@ -424,8 +426,8 @@ TEMPLATES: dict[str, dict[str, str]] = {
     MessageCode.INPUT_WHOLE_NUMBER: {"en": "Must be a whole number.", "zh-hans": "必须是整数。"},
     MessageCode.INPUT_NUMBER: {"en": "Must be a number.", "zh-hans": "必须是数字。"},
     MessageCode.INPUT_BETWEEN: {
-        "en": "Must be between {low:g} and {high:g}.",
-        "zh-hans": "必须介于 {low:g} 与 {high:g} 之间。",
+        "en": "Must be between {low:bound} and {high:bound}.",
+        "zh-hans": "必须介于 {low:bound} 与 {high:bound} 之间。",
     },
     MessageCode.INPUT_BOOL: {"en": "Must be true or false.", "zh-hans": "必须是 true 或 false。"},
     MessageCode.INPUT_ONE_MODEL_SOURCE: {
@@ -553,13 +555,15 @@ TEMPLATES: dict[str, dict[str, str]] = {
         "en": "training FLOPs: {flops:sci} = {tokens:sci} x {per_token:sci} per token (incl. {recompute:sci} recomputation); give a GPU for time",
         "zh-hans": "训练 FLOPs：{flops:sci} = {tokens:sci} x 每 token {per_token:sci}（含重计算 {recompute:sci}）；给出 GPU 才能估算时间",
     },
+    # ``headroom`` is the margin the fit requires of the estimate; ``free`` (derived from
+    # memory_gib and capacity_gib, see message_render) is what it actually leaves.
     MessageCode.NOTE_FITS: {
-        "en": "fit: {memory_gib:.1f} GiB per GPU fits {capacity_gib:g} GiB with {headroom:.0%} headroom; {need}",
-        "zh-hans": "显存：每块 GPU {memory_gib:.1f} GiB，留 {headroom:.0%} 余量时放得进 {capacity_gib:g} GiB；{need}",
+        "en": "fit: {memory_gib:.1f} GiB per GPU fits {capacity_gib:g} GiB, leaving {free:.0%} free (at least {headroom:.0%} must stay free); {need}",
+        "zh-hans": "显存：每块 GPU {memory_gib:.1f} GiB，放得进 {capacity_gib:g} GiB，剩余 {free:.0%}（至少须留出 {headroom:.0%}）；{need}",
     },
     MessageCode.NOTE_DOES_NOT_FIT: {
-        "en": "fit: {memory_gib:.1f} GiB per GPU does not fit {capacity_gib:g} GiB with {headroom:.0%} headroom; {need}",
-        "zh-hans": "显存：每块 GPU {memory_gib:.1f} GiB，留 {headroom:.0%} 余量时放不进 {capacity_gib:g} GiB；{need}",
+        "en": "fit: {memory_gib:.1f} GiB per GPU does not fit {capacity_gib:g} GiB with the required {headroom:.0%} left free; {need}",
+        "zh-hans": "显存：每块 GPU {memory_gib:.1f} GiB，放进 {capacity_gib:g} GiB 后留不出所要求的 {headroom:.0%} 余量；{need}",
     },
     MessageCode.NOTE_GPUS_NEEDED: {
         "en": "at least {count} GPU(s) needed",
@@ -621,16 +625,34 @@ def language_of(value: str | None) -> str | None:
     return None
 
 
+# What a mainland-China region asks of a renter, for a provider with no compliance notes.
+MAINLAND_CHINA_RULES = {
+    "en": "Real-name verification is required, and serving a website needs ICP filing.",
+    "zh-hans": "需要实名认证，对外提供网站服务需要 ICP 备案。",
+}
+
 FIELD_PREFIX = "field_"  # template fields naming a request field: {field_params_b}
 
 
 class _Formatter(string.Formatter):
-    """str.format plus one spec, ``sci``: a count without e-notation (sizing.numbers.large)."""
+    """str.format plus two specs: ``sci``, a count without e-notation (sizing.numbers.large), and
+    ``bound``, a limit as people write it (4096; 1,048,576; 0.5), never in e-notation."""
 
     def format_field(self, value: Any, format_spec: str) -> Any:
         if format_spec == "sci":
             return large(float(value))
+        if format_spec == "bound":
+            return _bound(value)
         return super().format_field(value, format_spec)
+
+
+def _bound(value: Any) -> str:
+    """A whole number, with thousands separators from 10,000 (4096; 1,048,576); a fraction
+    without e-notation (0.001)."""
+    number = float(value)
+    if number.is_integer():
+        return f"{int(number):,}" if abs(number) >= 10_000 else str(int(number))
+    return f"{number:,.6f}".rstrip("0").rstrip(".")
 
 
 _FORMATTER = _Formatter()
@@ -661,6 +683,10 @@ def message_render(
             title = words
         values.setdefault("pricing_model_words", words)
         values.setdefault("pricing_model_title", title)
+    memory, capacity = values.get("memory_gib"), values.get("capacity_gib")
+    if isinstance(memory, (int, float)) and isinstance(capacity, (int, float)) and capacity > 0:
+        # The share of the GPU's memory the workload leaves free (the API's headroom_pct / 100).
+        values.setdefault("free", 1 - memory / capacity)
     reason = values.get("reason")
     if reason is not None:
         values.setdefault("reason_text", message_render(reason, {}, lang))
@@ -674,7 +700,9 @@ def message_render(
             provider=provider, instance_type=instance_type, region=region, pricing=words
         )
     notes = values.get("notes")
-    if notes and lang != DEFAULT_LANGUAGE:
+    if code == MessageCode.MAINLAND_CHINA and not notes:
+        values["notes"] = MAINLAND_CHINA_RULES.get(lang, MAINLAND_CHINA_RULES[DEFAULT_LANGUAGE])
+    elif notes and lang != DEFAULT_LANGUAGE:
         # A provider's compliance note is curated in English; web/provider_notes.py marks each
         # one for translation (locale/zh_Hans), and one without a translation stays English.
         with translation.override(lang):

@@ -3,7 +3,9 @@
 The planner weighs every offer at every node count; a page that lists them all shows runs of 29
 years beside runs of a day, and one offer at 1, 2, 4 and 8 GPUs for the same total. These
 helpers keep what a reader would consider: plans within a factor of the fastest and under a year,
-and, of one offer (a provider's GPU in one region at one pricing model, whatever the size of
+or, past that, ones no other plan beats on both time and cost (so the cheapest plan is always
+shown: a slow plan is left out only when a faster one costs no more); the plan ranked first is
+never left out; and, of one offer (a provider's GPU in one region at one pricing model, whatever the size of
 the instance type: RunPod's "1x B200" and "8x B200" are one offer at two sizes), only the sizes
 and node counts no other size of it beats on both time and cost (and, when the plans are
 ranked by price per hour, on that price too).
@@ -67,6 +69,8 @@ def plausible(plans: list[dict[str, Any]], objective: str | None = None) -> Show
 
     ``objective`` is the planner's ranking; ranked by price per hour (``cheapest_hourly``), a
     smaller size that is cheaper per hour is kept beside a bigger one that is as cheap in total.
+    The first plan (the planner's best by ``objective``) is always kept, so that the page's
+    headline figures, which describe it, describe a plan on the page.
     """
     hourly = objective == "cheapest_hourly"
     shown = Shown()
@@ -74,18 +78,25 @@ def plausible(plans: list[dict[str, Any]], objective: str | None = None) -> Show
     limit = min(min(hours) * MAX_TIME_RATIO, MAX_HOURS) if hours else None
     shown.time_limit_hours = limit
     timely = []
-    for plan in plans:
-        if limit is not None and plan.get("est_hours") and plan["est_hours"] > limit:
+    for index, plan in enumerate(plans):
+        if (
+            index > 0
+            and limit is not None
+            and plan.get("est_hours")
+            and plan["est_hours"] > limit
+            and any(_dominated(plan, other, hourly) for other in plans if other is not plan)
+        ):
             shown.too_slow += 1
         else:
             timely.append(plan)
     by_offer: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for plan in timely:
         by_offer[_offer(plan)].append(plan)
-    for plan in timely:
+    for index, plan in enumerate(timely):
         twins = [other for other in by_offer[_offer(plan)] if other is not plan]
-        if any(_dominated(plan, other, hourly) for other in twins) or any(
-            _same(plan, other) and other["rank"] < plan["rank"] for other in twins
+        if index > 0 and (
+            any(_dominated(plan, other, hourly) for other in twins)
+            or any(_same(plan, other) and other["rank"] < plan["rank"] for other in twins)
         ):
             shown.repeats += 1
         else:

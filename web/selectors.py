@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, overload
 
 from django.conf import settings
 from django.db.models import (
@@ -135,62 +136,168 @@ def native_per_hour(price: Price) -> float:
     return float(price.amount) / HOURS_PER_UNIT[price.unit]
 
 
-def _offer_sort_value(row: OfferRow, key: str, per_gpu: bool) -> Any:
-    instance = row.instance
+# What sorting an offer needs of each of its prices: USD per hour, per GPU-hour, observed at.
+_Light = tuple[float, float, datetime]
+
+
+@dataclass
+class _OfferKey:
+    """An offer as sorting sees it: ids, the instance's sortable fields and light prices."""
+
+    instance_id: int
+    region_id: int
+    instance: dict[str, Any]
+    region_code: str
+    prices: dict[str, _Light] = field(default_factory=dict)
+
+
+def _light_sort_value(row: _OfferKey, key: str, per_gpu: bool) -> Any:
+    """What ``key`` sorts ``row`` by, from the light prices (no model instances): a price key by
+    the unit shown (the cheapest term for ``reserved``), ``observed`` by the oldest price."""
     if key in ("on_demand", "spot", "reserved"):
-        price = getattr(row, key)
+        if key == "reserved":
+            terms = [row.prices[m] for m in COMMITMENT_MODELS if m in row.prices]
+            price = min(terms, key=lambda light: light[0]) if terms else None
+        else:
+            price = row.prices.get(key)
         if price is None:
             return None
-        return float(price.usd_per_gpu_hour if per_gpu else price.usd_per_hour)
-    return {
-        "provider": lambda: instance.provider.name.lower(),
-        "region": lambda: row.region.code,
-        "instance": lambda: instance.name.lower(),
-        "gpu": lambda: instance.gpu.name.lower(),
-        "gpus": lambda: float(instance.gpu_count),
-        "memory": lambda: instance.gpu.memory_gib,
-        "observed": lambda: row.oldest_observed_at,
-        "vcpus": lambda: instance.vcpus,
-        "ram": lambda: instance.ram_gib,
-        "network": lambda: instance.network_gbps,
-    }[key]()
+        return price[1] if per_gpu else price[0]
+    if key == "region":
+        return row.region_code
+    if key == "observed":
+        return min(light[2] for light in row.prices.values())
+    return row.instance[key]
+
+
+class OfferRowList(Sequence[OfferRow]):
+    """Sorted offers, built in full (instance types, regions, Price objects) only for the rows
+    read: the price browser shows 100 of several thousand, and building every row's models
+    was most of the page's time."""
+
+    def __init__(self, keys: list[_OfferKey]):
+        self._keys = keys
+        self._built: dict[tuple[int, int], OfferRow] = {}
+        observed = [light[2] for key in keys for light in key.prices.values()]
+        self.oldest_observed_at: datetime | None = min(observed, default=None)
+        self.newest_observed_at: datetime | None = max(observed, default=None)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    @overload
+    def __getitem__(self, index: int) -> OfferRow: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[OfferRow]: ...
+
+    def __getitem__(self, index: int | slice) -> OfferRow | list[OfferRow]:
+        if isinstance(index, slice):
+            return self._build(self._keys[index])
+        return self._build([self._keys[index]])[0]
+
+    def __iter__(self) -> Iterator[OfferRow]:
+        return iter(self._build(self._keys))
+
+    def _build(self, keys: list[_OfferKey]) -> list[OfferRow]:
+        wanted = {(k.instance_id, k.region_id) for k in keys} - set(self._built)
+        if wanted:
+            prices = (
+                catalog_selectors.price_list()
+                .annotate(is_stale=_stale_flag())
+                .filter(
+                    instance_type_id__in={k[0] for k in wanted},
+                    region_id__in={k[1] for k in wanted},
+                )
+                .order_by("pk")
+            )
+            for price in prices:
+                key = (price.instance_type_id, price.region_id)
+                if key not in wanted:
+                    continue
+                row = self._built.setdefault(key, OfferRow(price.instance_type, price.region))
+                row.prices[price.pricing_model] = price
+        return [self._built[(k.instance_id, k.region_id)] for k in keys]
+
+
+_INSTANCE_SORT_FIELDS = {
+    "provider": "provider__name",
+    "instance": "name",
+    "gpu": "gpu__name",
+    "gpus": "gpu_count",
+    "memory": "gpu__memory_gib",
+    "vcpus": "vcpus",
+    "ram": "ram_gib",
+    "network": "network_gbps",
+}
 
 
 def offer_rows(
-    *, filters: dict[str, Any], sort: str = DEFAULT_OFFER_SORT, per_gpu: bool = True
-) -> list[OfferRow]:
-    """Offers (instance type, region) with any current price passing ``filters``, each with all
-    its current prices, sorted by an OFFER_SORTS key (``-`` descending, missing values last).
+    *,
+    filters: dict[str, Any] | None = None,
+    sort: str = DEFAULT_OFFER_SORT,
+    per_gpu: bool = True,
+    matching: QuerySet[Price] | None = None,
+) -> OfferRowList:
+    """Offers (instance type, region) with any current price passing ``filters`` (or in
+    ``matching``), each with all its current prices, sorted by an OFFER_SORTS key (``-``
+    descending, missing values last).
 
-    ``filters`` uses PriceFilterSet's parameter names, already validated.
+    ``filters`` uses PriceFilterSet's parameter names, already validated. Sorting reads plain
+    values; the rows' model instances are built only for the rows read (OfferRowList).
     """
-    matching = PriceFilterSet(data=filters, queryset=catalog_selectors.price_list()).qs
+    if matching is None:
+        matching = PriceFilterSet(data=filters or {}, queryset=catalog_selectors.price_list()).qs
     keys = set(matching.values_list("instance_type_id", "region_id"))
-    rows: dict[tuple[int, int], OfferRow] = {}
+    rows: dict[tuple[int, int], _OfferKey] = {}
     if keys:
+        instance_ids, region_ids = {k[0] for k in keys}, {k[1] for k in keys}
+        names = list(_INSTANCE_SORT_FIELDS.values())
+        instances = {
+            values[0]: {
+                key: (value.lower() if key in ("provider", "instance", "gpu") else value)
+                for key, value in zip(_INSTANCE_SORT_FIELDS, values[1:], strict=True)
+            }
+            | {"provider_name": values[1], "instance_name": values[2]}
+            for values in InstanceType.objects.filter(pk__in=instance_ids).values_list("pk", *names)
+        }
+        for instance in instances.values():
+            instance["gpus"] = float(instance["gpus"])
+        regions = dict(Region.objects.filter(pk__in=region_ids).values_list("pk", "code"))
         prices = (
-            catalog_selectors.price_list()
-            .annotate(is_stale=_stale_flag())
-            .filter(instance_type_id__in={k[0] for k in keys}, region_id__in={k[1] for k in keys})
+            Price.objects.current()
+            .filter(instance_type_id__in=instance_ids, region_id__in=region_ids)
             .order_by("pk")
+            .values_list(
+                "instance_type_id",
+                "region_id",
+                "pricing_model",
+                "usd_per_hour",
+                "usd_per_gpu_hour",
+                "observed_at",
+            )
         )
-        for price in prices:
-            key = (price.instance_type_id, price.region_id)
+        for instance_id, region_id, model, per_hour, per_gpu_hour, observed in prices:
+            key = (instance_id, region_id)
             if key not in keys:
                 continue
-            row = rows.setdefault(key, OfferRow(price.instance_type, price.region))
-            row.prices[price.pricing_model] = price
+            row = rows.get(key)
+            if row is None:
+                row = rows[key] = _OfferKey(
+                    instance_id, region_id, instances[instance_id], regions[region_id]
+                )
+            row.prices[model] = (float(per_hour), float(per_gpu_hour), observed)
     descending = sort.startswith("-")
     column = sort.lstrip("-")
     column = column if column in OFFER_SORTS else DEFAULT_OFFER_SORT
     ordered = sorted(
         rows.values(),
-        key=lambda r: (r.instance.provider.name, r.instance.name, r.region.code),
+        key=lambda r: (r.instance["provider_name"], r.instance["instance_name"], r.region_code),
     )
-    present = [r for r in ordered if _offer_sort_value(r, column, per_gpu) is not None]
-    missing = [r for r in ordered if _offer_sort_value(r, column, per_gpu) is None]
-    present.sort(key=lambda r: _offer_sort_value(r, column, per_gpu), reverse=descending)
-    return present + missing
+    present = [r for r in ordered if _light_sort_value(r, column, per_gpu) is not None]
+    missing = [r for r in ordered if _light_sort_value(r, column, per_gpu) is None]
+    present.sort(key=lambda r: _light_sort_value(r, column, per_gpu), reverse=descending)
+    return OfferRowList(present + missing)
 
 
 def price_filter_options() -> dict[str, Any]:
@@ -415,7 +522,7 @@ def instance_get(*, provider: str, name: str) -> InstanceType | None:
     )
 
 
-def instance_offer_rows(*, instance: InstanceType) -> list[OfferRow]:
+def instance_offer_rows(*, instance: InstanceType) -> OfferRowList:
     """The instance type's current prices, one row per region, its pricing models side by side."""
     return offer_rows(
         filters={"provider": instance.provider.slug, "instance_type": instance.name},
@@ -428,12 +535,12 @@ def offer_rows_for(*, keys: list[tuple[str, str]]) -> dict[tuple[str, str], list
     out: dict[tuple[str, str], list[OfferRow]] = {key: [] for key in keys}
     if not keys:
         return out
-    rows = offer_rows(
-        filters={
-            "provider": ",".join(sorted({p for p, _ in keys})),
-            "instance_type": ",".join(sorted({n for _, n in keys})),
-        }
-    )
+    # By exact names: a name may hold a comma ("H100 SXM (marketplace, 1 GPU)"), which the
+    # filters' comma-separated lists would split.
+    wanted = Q()
+    for provider, name in keys:
+        wanted |= Q(instance_type__provider__slug=provider, instance_type__name=name)
+    rows = offer_rows(matching=catalog_selectors.price_list().filter(wanted))
     for row in rows:
         key = (row.instance.provider.slug, row.instance.name)
         if key in out:

@@ -193,6 +193,20 @@ def favicon(request: HttpRequest) -> HttpResponse:
     return HttpResponsePermanentRedirect(static("web/favicon.svg"))
 
 
+def _unknown_params(request: HttpRequest, known: list[str]) -> list[dict[str, str]]:
+    """The query parameters a page does not know (ignored, and said so on the page), each with
+    its values and the closest known names."""
+    return [
+        {
+            "name": name,
+            "value": ", ".join(request.GET.getlist(name)),
+            "near": ", ".join(close_names(name, known, limit=2)),
+        }
+        for name in request.GET
+        if name not in known
+    ]
+
+
 @require_safe
 def price_list(request: HttpRequest) -> HttpResponse:
     """/ : every current offer (instance type and region), its pricing models side by side,
@@ -208,11 +222,13 @@ def price_list(request: HttpRequest) -> HttpResponse:
         rows = selectors.offer_rows(filters=form.filter_data(), sort=sort, per_gpu=form.per_gpu)
         status = 200
     else:
-        sort, extra, basis, rows, status = selectors.DEFAULT_OFFER_SORT, [], PriceBasis(), [], 400
+        sort, extra, basis, status = selectors.DEFAULT_OFFER_SORT, [], PriceBasis(), 400
+        rows = selectors.OfferRowList([])
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "form": form,
         "page": page,
+        "unknown_params": _unknown_params(request, [*form.fields, "page"]),
         "columns": _offer_columns(sort, extra),
         "extra": extra,
         "sort_key": sort.lstrip("-"),
@@ -230,8 +246,8 @@ def price_list(request: HttpRequest) -> HttpResponse:
         "multi_fields": [(form[name], _multi_summary(form, name)) for name in form.MULTI_FIELDS],
         "basis": basis,
         "sort_title": next((c["title"] for c in _offer_columns(sort, extra) if c["aria_sort"]), ""),
-        "observed_from": min((r.oldest_observed_at for r in rows), default=None),
-        "observed_to": max((r.newest_observed_at for r in rows), default=None),
+        "observed_from": rows.oldest_observed_at,
+        "observed_to": rows.newest_observed_at,
         "stale_after_days": selectors.stale_days(),
     }
     return render(request, "web/prices.html", context, status=status)
@@ -356,6 +372,22 @@ def _cheapest(rows: list[selectors.OfferRow], pricing_model: str) -> selectors.O
     return best
 
 
+def _why_not_text(row: dict[str, Any]) -> str:
+    """Why a compared offer does not fit, in words: the rejection's label, then where (the
+    planner's ``why_not`` starts with the bare code)."""
+    message = row.get("why_not_message") or {}
+    params = message.get("params") or {}
+    reason = params.get("reason")
+    if not reason:
+        return str(row.get("why_not") or "")
+    example = (params.get("example") or {}).get("params") or {}
+    where = [str(example[part]) for part in ("offer_region",) if example.get(part)]
+    if example.get("offer_pricing_model"):
+        where.append(labels.label(labels.PRICING_MODELS, example["offer_pricing_model"]))
+    text = labels.label(labels.REJECTIONS, reason)
+    return f"{text} ({', '.join(where)})" if where else text
+
+
 @require_safe
 def compare(request: HttpRequest) -> HttpResponse:
     """/compare?offer=<provider>/<name>&... : instance types side by side, with the planner's
@@ -370,8 +402,13 @@ def compare(request: HttpRequest) -> HttpResponse:
     answer = None
     if keys and not errors and form.is_valid() and form.workload is not None:
         targets = [{"provider": p, "instance_type": n} for p, n in keys]
+        constraints = form.constraints()
+        if "include_stale" not in request.GET:
+            # Offers named one by one are weighed even when their price is stale (flagged, with
+            # its date): "does not fit: stale price" says nothing about the machine.
+            constraints = replace(constraints, include_stale=True)
         answer = sizing_selectors.compare(
-            form.workload, targets, form.constraints(), lang=_message_language()
+            form.workload, targets, constraints, lang=_message_language()
         )
     offers = selectors.offer_rows_for(keys=keys)
     native = selectors.provider_native_rates()
@@ -387,11 +424,16 @@ def compare(request: HttpRequest) -> HttpResponse:
             plan_row["pricing_label"] = labels.label(
                 labels.PRICING_MODELS, plan_row["pricing_model"]
             )
+        elif plan_row:
+            plan_row = {**plan_row, "why_not_text": _why_not_text(plan_row)}
         columns.append(
             {
                 "key": f"{key[0]}/{key[1]}",
                 "instance": instance,
                 "rows": rows,
+                "observed_from": min((r.oldest_observed_at for r in rows), default=None),
+                "observed_to": max((r.newest_observed_at for r in rows), default=None),
+                "any_stale": any(r.any_stale for r in rows),
                 "best": _cheapest(rows, PricingModel.ON_DEMAND),
                 "cheapest_spot": _cheapest(rows, PricingModel.SPOT),
                 "plan": plan_row,

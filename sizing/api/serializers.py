@@ -194,6 +194,16 @@ class RecommendInputSerializer(StrictSerializer):
     limit = serializers.IntegerField(min_value=1, max_value=200, default=10)
 
 
+def _known_field(
+    name: str, attrs: dict[str, Any], names: Callable[[], Iterable[str]], what: str
+) -> None:
+    """``_known`` for one field of an object, its error under the field's name."""
+    try:
+        _known([attrs[name]], names, what)
+    except serializers.ValidationError as exc:
+        raise serializers.ValidationError({name: exc.detail}) from exc
+
+
 class CompareTargetSerializer(StrictSerializer):
     required_any_of = (("gpu",), ("provider", "instance_type"))
 
@@ -212,13 +222,30 @@ class CompareTargetSerializer(StrictSerializer):
             by_instance and not (attrs.get("provider") and attrs.get("instance_type"))
         ):
             raise serializers.ValidationError("give either gpu, or provider and instance_type")
+        # Errors name the field at fault (targets.0.gpu, targets.1.instance_type), not the target.
         if by_gpu:
-            _known([attrs["gpu"]], lambda: GPU.objects.values_list("slug", flat=True), "GPU")
+            _known_field("gpu", attrs, lambda: GPU.objects.values_list("slug", flat=True), "GPU")
+        elif not Provider.objects.filter(slug=attrs["provider"]).exists():
+            _known_field(
+                "provider",
+                attrs,
+                lambda: Provider.objects.values_list("slug", flat=True),
+                "provider",
+            )
         elif not InstanceType.objects.filter(
             provider__slug=attrs["provider"], name=attrs["instance_type"]
         ).exists():
+            names = InstanceType.objects.filter(provider__slug=attrs["provider"]).values_list(
+                "name", flat=True
+            )
+            hint = did_you_mean(attrs["instance_type"], names)
             raise serializers.ValidationError(
-                f"unknown instance type {attrs['provider']}/{attrs['instance_type']}"
+                {
+                    "instance_type": [
+                        f"unknown instance type {attrs['provider']}/{attrs['instance_type']}"
+                        + (f" ({hint})" if hint else "")
+                    ]
+                }
             )
         return attrs
 

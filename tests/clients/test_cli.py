@@ -206,9 +206,10 @@ def test_nothing_fits_exits_3_with_the_servers_advice(atlas):
         "--fail-if-cost-over", "1000", "--tokens", "1e9",
     )  # fmt: skip
     assert result.code == 3
-    assert "No instance fits." in result.out
+    assert "No plan ranked" in result.out
     assert "rejected: " in result.out
-    assert result.err.startswith("gpuatlas: nothing fits; the server advises: ")
+    assert result.err.startswith("gpuatlas: nothing fits (rejected: does_not_fit_memory ")
+    assert "; the server advises: " in result.err
     assert "LoRA" in result.err
 
 
@@ -543,6 +544,74 @@ def test_sends_token_user_agent_and_json(run, scripted, monkeypatch):
         "objective": "fastest",
     }
     assert "loosen it" in result.err
+
+
+STALE_ONLY = {
+    "estimate": {},
+    "recommendations": [],
+    "rejected": {"stale_price": {"count": 1674, "examples": ["aws/g6.xlarge in us-east-1 (spot)"]}},
+    "advice": ["1674 offer(s) were left out because their prices are older than the limit."],
+    "catalog_as_of": "2026-11-30T00:00:00Z",
+    "prices_oldest_observed_at": None,
+    "prices_newest_observed_at": None,
+    "objective": "cheapest",
+    "considered": 0,
+}
+
+
+def test_nothing_ranked_because_every_offer_is_stale_exits_5_and_says_so(run, scripted):
+    url, handler = scripted
+    handler.script.append((200, {}, json.dumps(STALE_ONLY).encode()))
+    result = run("recommend", "--url", url, "--model", "llama-3-8b", "--pricing", "spot")
+    assert result.code == gpuatlas.EXIT_ONLY_STALE == 5
+    assert result.err == (
+        "gpuatlas: nothing ranked: 1,674 offers left out as stale (price past the server's shelf "
+        "life, never weighed); pass --include-stale to weigh them\n"
+    )
+    assert "nothing fits" not in result.err
+    assert "rejected: stale_price 1,674" in result.out
+
+
+def test_stale_offers_beside_other_rejections_are_named_and_exit_3(run, scripted):
+    url, handler = scripted
+    answer = {
+        **STALE_ONLY,
+        "rejected": {**STALE_ONLY["rejected"], "does_not_fit_memory": {"count": 12}},
+    }
+    handler.script.append((200, {}, json.dumps(answer).encode()))
+    result = run("recommend", "--url", url, "--model", "llama-3-8b")
+    assert result.code == 3
+    assert result.err.startswith("gpuatlas: nothing fits (rejected: does_not_fit_memory 12); ")
+    assert "1,674 offers left out as stale" in result.err and "--include-stale" in result.err
+
+
+def test_recommend_table_shows_each_prices_date_and_stale_flag(run, scripted):
+    url, handler = scripted
+    rows = [
+        {
+            "rank": 1,
+            "provider": "autodl",
+            "price_observed_at": "2026-03-28T00:00:00Z",
+            "stale": True,
+        },
+        {"rank": 2, "provider": "aws", "price_observed_at": "2026-11-30T08:00:00Z", "stale": False},
+    ]
+    answer = {
+        **STALE_ONLY,
+        "recommendations": rows,
+        "rejected": {},
+        "advice": [],
+        "prices_oldest_observed_at": "2026-03-28T00:00:00Z",
+        "prices_newest_observed_at": "2026-11-30T08:00:00Z",
+    }
+    handler.script.append((200, {}, json.dumps(answer).encode()))
+    result = run("recommend", "--url", url, "--model", "llama-3-8b")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert "price observed" in lines[0]
+    assert "2026-03-28 stale" in lines[2]
+    assert "2026-11-30" in lines[3] and "stale" not in lines[3]
+    assert lines[-1].endswith("catalog as of 2026-11-30; prices observed 2026-03-28 to 2026-11-30")
 
 
 def test_only_the_flags_given_are_sent(run, scripted):

@@ -59,6 +59,43 @@ def test_every_code_has_every_language_with_the_same_fields(code):
         assert HAN.search(chinese), code
 
 
+def test_fit_note_tells_the_required_margin_from_the_headroom_left():
+    # llama-2-7b QLoRA on a T4: 7.17 GiB of 16 leaves 55% free (headroom_pct 55.2); the fit
+    # asked for 39% on the estimate (5% on the high end of its range).
+    params = {"memory_gib": 7.169, "capacity_gib": 16.0, "headroom": 0.39, "need": "1 GPU"}
+    english = message_render(MessageCode.NOTE_FITS, params, "en")
+    assert english == (
+        "fit: 7.2 GiB per GPU fits 16 GiB, leaving 55% free (at least 39% must stay free); 1 GPU"
+    )
+    chinese = message_render(MessageCode.NOTE_FITS, params, "zh-hans")
+    assert "剩余 55%" in chinese and "至少须留出 39%" in chinese
+    short = message_render(MessageCode.NOTE_DOES_NOT_FIT, {**params, "memory_gib": 20.0})
+    assert "with the required 39% left free" in short
+
+
+def test_mainland_china_warning_says_the_rules_once():
+    notes = (
+        "Mainland-China only. Renting requires real-name verification (实名认证) of the account."
+    )
+    with_notes = message_render(MessageCode.MAINLAND_CHINA, {"notes": notes})
+    assert with_notes == f"Mainland China region. {notes}"
+    assert with_notes.lower().count("real-name verification") == 1
+    bare = message_render(MessageCode.MAINLAND_CHINA, {"notes": ""})
+    assert bare.lower().count("real-name verification") == 1 and "ICP filing" in bare
+    assert "实名认证" in message_render(MessageCode.MAINLAND_CHINA, {"notes": ""}, "zh-hans")
+
+
+def test_bounds_are_written_as_people_write_them():
+    between = MessageCode.INPUT_BETWEEN
+    assert (
+        message_render(between, {"low": 1, "high": 1048576}) == "Must be between 1 and 1,048,576."
+    )
+    assert message_render(between, {"low": 0.001, "high": 4000.0}) == (
+        "Must be between 0.001 and 4000."
+    )
+    assert "1,048,576" in message_render(between, {"low": 1, "high": 1048576}, "zh-hans")
+
+
 def test_no_template_is_left_without_a_code():
     assert set(TEMPLATES) == {*MessageCode, *RejectionCode}
 

@@ -136,6 +136,12 @@ def _plan_form_renders_table_and_charts(browser, live_server):
     assert 1 <= rows.count() <= 20
     assert "$" in rows.first.inner_text()
     assert page.locator("#plans-table tbody tr:first-child td").first.inner_text() == "1"
+    # The whole table, its notes column last, inside its box at 1366 px (no hidden scroll).
+    widths = page.evaluate(
+        "() => { const t = document.querySelector('#plans-table');"
+        " return [t.scrollWidth, t.closest('.table-wrap').clientWidth]; }"
+    )
+    assert widths[0] <= widths[1] + 1, widths
 
     scatter = page.locator("#scatter-chart .chart-wide svg.chart")
     assert scatter.is_visible()
