@@ -157,6 +157,9 @@ SOLD_ONLY_AS: dict[str, tuple[str, ...]] = {
     # per-resource rates is what a reservation without a commitment is billed, not a VM anyone
     # can start on demand.
     "a3-ultragpu-8g": ("spot",),
+    # A4 (B200) likewise: Spot, Flex-start or reservations, no on-demand (same docs page; dstackai/gpuhunt
+    # PR #176 offers it as Spot only).
+    "a4-highgpu-8g": ("spot",),
 }
 
 # Public GPU page: model as printed -> accelerator type (the record's instance_type). Models not
