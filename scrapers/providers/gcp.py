@@ -143,6 +143,74 @@ MACHINE_TYPES: dict[str, tuple[str, int, int, str, int]] = {
     "a3-ultragpu-8g": ("a3ultra", 224, 2952, "nvidia-h200-141gb", 8),
 }
 
+# Where each machine type is offered: the regions with a zone that lists it (for an N1 attachment, a zone
+# listing both the N1 host and that GPU count). The Billing Catalog is no guide: it lists GPU SKUs in regions
+# that have no such GPU (A100 40GB in 39 regions, offered in 10), priced there at the 91% maximum Spot discount,
+# so a sum of SKUs would price machines nobody can start. Source: SkyPilot's GCP zone listing, read per zone
+# from the Compute Engine API, as committed to anycloud-sh/catalog gcp/vms.csv @62ff0a987 ("Update catalogs
+# 2026-05-20"), the listing fixtures/tools/gcp_prices.py keeps gcp.yaml to (tests/scrapers/test_gcp.py checks
+# that every region gcp.yaml prices a type in is listed here, so a refresh never marks those prices gone).
+# fmt: off
+_A2_STANDARD = frozenset({
+    "asia-northeast1", "asia-northeast3", "asia-southeast1", "europe-west4", "me-west1", "us-central1",
+    "us-east1", "us-west1", "us-west3", "us-west4",
+})
+_A2_MEGA = frozenset({"asia-southeast1", "europe-west4", "us-central1"})
+_A2_ULTRA = frozenset({"asia-southeast1", "europe-west4", "us-central1", "us-east4", "us-east5"})
+_A3_HIGH = frozenset({
+    "asia-east1", "asia-northeast1", "asia-south1", "asia-south2", "asia-southeast1",
+    "australia-southeast1", "europe-north1", "europe-west1", "europe-west3", "europe-west4",
+    "europe-west9", "us-central1", "us-east4", "us-east5", "us-west1", "us-west4",
+})
+_A3_MEGA = frozenset({
+    "asia-east1", "asia-northeast1", "asia-southeast1", "australia-southeast1", "europe-north1",
+    "europe-west1", "europe-west3", "europe-west4", "us-central1", "us-east4", "us-east5", "us-west1",
+    "us-west4",
+})
+_A3_ULTRA = frozenset({
+    "asia-south1", "asia-south2", "europe-west1", "europe-west4", "us-central1", "us-east4", "us-east5",
+    "us-south1", "us-west1",
+})
+_G2 = frozenset({
+    "asia-east1", "asia-northeast1", "asia-northeast3", "asia-south1", "asia-southeast1", "europe-west1",
+    "europe-west2", "europe-west3", "europe-west4", "europe-west6", "me-central2", "northamerica-northeast1",
+    "northamerica-northeast2", "us-central1", "us-east1", "us-east4", "us-west1", "us-west4",
+})
+_N1_T4 = frozenset({
+    "asia-east1", "asia-east2", "asia-northeast1", "asia-northeast3", "asia-south1", "asia-southeast1",
+    "asia-southeast2", "australia-southeast1", "europe-central2", "europe-west1", "europe-west2",
+    "europe-west3", "europe-west4", "me-west1", "northamerica-northeast1", "southamerica-east1",
+    "us-central1", "us-east1", "us-east4", "us-west1", "us-west2", "us-west3", "us-west4",
+})
+_N1_P4 = frozenset({
+    "asia-southeast1", "australia-southeast1", "europe-west4", "northamerica-northeast1", "us-central1",
+    "us-east4", "us-west2",
+})
+_N1_P100 = frozenset({
+    "asia-east1", "australia-southeast1", "europe-west1", "europe-west4", "us-central1", "us-east1",
+    "us-west1",
+})
+_N1_V100 = frozenset({"asia-east1", "europe-west4", "us-central1", "us-east1", "us-west1"})
+_OFFERED_BY_PREFIX = (  # machine-type name prefix -> regions
+    ("a2-highgpu-", _A2_STANDARD), ("a2-megagpu-", _A2_MEGA), ("a2-ultragpu-", _A2_ULTRA),
+    ("a3-highgpu-", _A3_HIGH), ("a3-megagpu-", _A3_MEGA), ("a3-ultragpu-", _A3_ULTRA), ("g2-", _G2),
+)
+_N1_OFFERED = {"T4": _N1_T4, "P4": _N1_P4, "P100": _N1_P100, "V100": _N1_V100}
+# fmt: on
+
+
+def _offered(name: str) -> frozenset[str]:
+    """The regions ``name`` (a MACHINE_TYPES key) is offered in; KeyError for a type the table lacks."""
+    if name.startswith("n1-"):
+        return _N1_OFFERED[name.rsplit("x", 1)[1]]
+    for prefix, regions in _OFFERED_BY_PREFIX:
+        if name.startswith(prefix):
+            return regions
+    raise KeyError(name)
+
+
+OFFERED_REGIONS: dict[str, frozenset[str]] = {name: _offered(name) for name in MACHINE_TYPES}
+
 # Machine types Google does not sell on demand nor under commitments (Compute Engine docs,
 # "Accelerator-optimized machine family", consumption options by machine type: A3 High with 1, 2
 # or 4 GPUs is Spot or Flex-start only; dstackai/gpuhunt PR #176 of 2025-09-13 drops the same
@@ -157,6 +225,9 @@ SOLD_ONLY_AS: dict[str, tuple[str, ...]] = {
     # per-resource rates is what a reservation without a commitment is billed, not a VM anyone
     # can start on demand.
     "a3-ultragpu-8g": ("spot",),
+    # A4 (B200) likewise: Spot, Flex-start or reservations, no on-demand (same docs page; dstackai/gpuhunt
+    # PR #176 offers it as Spot only).
+    "a4-highgpu-8g": ("spot",),
 }
 
 # Public GPU page: model as printed -> accelerator type (the record's instance_type). Models not
@@ -215,6 +286,8 @@ class GcpScraper(Scraper):
         "Cloud Billing Catalog API (Compute Engine SKUs), else the public GPU pricing page"
     )
     default_regions = ("us-central1", "us-east4", "europe-west4", "asia-east1", "asia-northeast1")
+    # Machine type -> regions it is offered in; a type not named here is priced wherever its SKUs are.
+    offered_regions: ClassVar[dict[str, frozenset[str]]] = OFFERED_REGIONS
 
     @property
     def public_base(self) -> str:
@@ -327,7 +400,19 @@ class GcpScraper(Scraper):
                 (f"{family}:ram", ram_gib),
                 (f"gpu:{accelerator}", gpus),
             )
+            offered = self.offered_regions.get(name)
             for region in regions:
+                if offered is not None and region not in offered:
+                    if any(
+                        all(prices.get((model, region, c)) for c, _ in parts)
+                        for model in MODEL_ORDER
+                    ):
+                        self.note_skipped(
+                            f"{name} {region}",
+                            "not offered in this region (no zone lists it); the Billing Catalog "
+                            "prices its SKUs there anyway",
+                        )
+                    continue
                 for model in MODEL_ORDER:
                     found = [prices.get((model, region, component)) for component, _ in parts]
                     if found[2] is not None and any(f is None for f in found[:2]):

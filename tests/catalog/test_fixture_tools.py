@@ -1113,3 +1113,89 @@ def test_azure_observations_supersede_older_figures_per_size_region_and_model(co
 
     with pytest.raises(ValueError, match=r"the observations give 8\.0 GPUs, the size record 4"):
         azure.with_observations(prices, observed, {**gpus, h100: 4})
+
+
+def test_gcp_observations_supersede_older_figures_and_respect_sold_only_as(common, tmp_path):
+    gcp = _load("gcp_prices")
+    stamp = "2026-10-10,2026-10-10T12:33:53+00:00,gcp,Google Cloud,hyperscaler"
+    obs = tmp_path / "obs.csv"
+    obs.write_text(
+        "\n".join(
+            [
+                OBSERVATION_HEADER,
+                f"{stamp},on_demand,A100-40GB,a2-highgpu-1g,us-central1,NA,1,3.6734,3.6734,1",
+                f"{stamp},spot,A100-40GB,a2-highgpu-1g,us-central1,NA,1,2.204,2.204,1",
+                f"{stamp},on_demand,H100,a3-highgpu-8g,us-central1,NA,8,88.49,11.0613,1",
+                f"{stamp},spot,H100,a3-highgpu-8g,us-central1,NA,8,50.3153,6.2894,1",
+                f"{stamp},on_demand,H200,a3-ultragpu-8g,us-central1,NA,8,84.8069,10.6009,1",
+                f"{stamp},spot,H200,a3-ultragpu-8g,us-central1,NA,8,50.835,6.3544,1",
+                f"{stamp},spot,B200,a4-highgpu-8g,us-central1,NA,8,39.6336,4.9542,1",
+                f"{stamp},spot,B200,a4-highgpu-8g,mars-central1,NA,8,39.6336,4.9542,1",
+                f"{stamp},spot,H100,a3-edgegpu-8g,us-central1,NA,8,40.0,5.0,1",
+                "2026-10-10,2026-10-10T12:33:53+00:00,aws,AWS,hyperscaler,on_demand,H100,p5.48xlarge,us-east-1,NA,8,55.04,6.88,1",
+            ]
+        ),
+        encoding="utf-8",
+    )
+    url = "https://github.com/owner/index/blob/" + "a" * 40 + "/obs.csv"
+    observed = gcp.observed_prices(obs, "owner/index obs.csv @aaaaaaaaa", url)
+    assert len(observed) == 9  # the AWS row is not read
+    # per machine-hour, not per GPU
+    assert observed[2][0]["amount"] == 88.49 and observed[2][1] == 8
+
+    def row(name, region, model, amount, when, source):
+        return common.price_row(
+            name, region, model, amount, when, source, f"https://example.org/{source}"
+        )
+
+    prices = [
+        row("a2-highgpu-1g", "us-central1", "on_demand", 3.673385, "2026-08-20", "pricing"),
+        row("a2-highgpu-1g", "us-central1", "spot", 2.12081, "2026-08-20", "pricing"),
+        row("a3-highgpu-8g", "us-central1", "on_demand", 88.49, "2026-08-20", "pricing"),
+        row("a3-highgpu-8g", "us-central1", "spot", 40.0, "2026-11-20", "curated"),
+    ]
+    records = {"a2-highgpu-1g": 1, "a3-highgpu-8g": 8}
+    for name in ("a3-ultragpu-8g", "a4-highgpu-8g"):
+        record = gcp.observed_record(name)
+        assert (record["gpu_count"], record["vcpus"], record["network_gbps"]) == (8, 224, 3600)
+        records[name] = record["gpu_count"]
+    assert gcp.observed_record("a3-edgegpu-8g") is None
+    merged, skipped = gcp.with_observations(prices, observed, records)
+    by_key = {(r["instance_type"], r["region"], r["pricing_model"]): r for r in merged}
+    assert len(merged) == 6
+
+    on_demand = by_key[("a2-highgpu-1g", "us-central1", "on_demand")]
+    assert (on_demand["amount"], on_demand["observed_at"]) == (3.6734, date(2026, 10, 10))
+    assert "$3.6734/h per machine (1 GPU)" in on_demand["source"]
+    assert (
+        "[equal to the 2026-08-20 figure 3.673385 of https://example.org/pricing at this file's four decimals]"
+        in on_demand["source"]
+    )
+    spot = by_key[("a2-highgpu-1g", "us-central1", "spot")]
+    assert (spot["amount"], spot["source_url"]) == (2.204, url)
+    assert (
+        "[newer than the 2026-08-20 figure 2.12081 of https://example.org/pricing]"
+        in spot["source"]
+    )
+    same = by_key[("a3-highgpu-8g", "us-central1", "on_demand")]
+    assert (
+        "[the same figure as the 2026-08-20 one of https://example.org/pricing]" in same["source"]
+    )
+    # an older reading loses to a newer curated figure, which names it
+    curated = by_key[("a3-highgpu-8g", "us-central1", "spot")]
+    assert curated["amount"] == 40.0
+    assert f"[newer than the 2026-10-10 figure 50.3153 of {url}]" in curated["source"]
+    # shapes Google does not sell on demand keep only their Spot reading
+    assert by_key[("a3-ultragpu-8g", "us-central1", "spot")]["amount"] == 50.835
+    assert ("a3-ultragpu-8g", "us-central1", "on_demand") not in by_key
+    assert by_key[("a4-highgpu-8g", "us-central1", "spot")]["amount"] == 39.6336
+    assert skipped == [
+        "a3-ultragpu-8g us-central1 on_demand (sold only as spot)",
+        "a4-highgpu-8g mars-central1 spot (region not listed)",
+        "a3-edgegpu-8g us-central1 spot (no machine type record)",
+    ]
+    # regenerating changes nothing
+    assert gcp.with_observations(merged, observed, records)[0] == merged
+
+    with pytest.raises(ValueError, match=r"the observations give 8 GPUs, the record 4"):
+        gcp.with_observations(prices, observed, {**records, "a3-highgpu-8g": 4})

@@ -9,12 +9,14 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 
 from scrapers.base import REGISTRY, FetchError, HttpClient, Page, ParseError, parse_all
 from scrapers.providers.gcp import GcpScraper
 from tests.scrapers.loopback import LoopbackServer, quiet_client, timing_out
 
 PAGES = Path(__file__).resolve().parent / "pages" / "gcp"
+ROOT = Path(__file__).resolve().parents[2]
 SKUS = "/v1/services/6F81-5844-456A/skus"
 FRAME = "gpus-pricing.frame.html"
 
@@ -324,3 +326,83 @@ def test_spot_only_shapes_get_no_on_demand_or_commitment_price(catalog):
     skipped = {n.name: n.reason for n in scraper.notes if n.kind == "skipped"}
     assert skipped["a3-highgpu-1g us-east4 on_demand"] == "sold only as spot (and Flex-start)"
     assert ("a3-highgpu-8g", "us-east4", "on_demand") in by_key(records)
+
+
+def test_machine_types_only_where_offered_though_multi_region_skus_price_them():
+    # "running in Americas" SKUs (A2 cores, RAM, A100 40GB and 80GB) also serve us-east1 and us-west1, but
+    # A2 Ultra (A100 80GB) and a2-megagpu-16g are offered in neither; A2 Standard is offered in both.
+    scraper = GcpScraper(regions=["us-east1", "us-west1"])
+    records = scraper.parse(joined_catalog())
+    a2 = {(r.instance_type, r.region) for r in records if r.instance_type.startswith("a2-")}
+    assert a2 == {
+        (f"a2-highgpu-{n}g", region) for n in (1, 2, 4, 8) for region in ("us-east1", "us-west1")
+    }
+    skipped = {n.name for n in scraper.notes if "not offered in this region" in n.reason}
+    assert skipped == {
+        f"{name} {region}"
+        for name in (
+            "a2-megagpu-16g",
+            *(f"a2-ultragpu-{n}g" for n in (1, 2, 4, 8)),
+            "n1-standard-8+1xP4",  # the Americas P4 SKU prices it; no zone there has a P4
+        )
+        for region in ("us-east1", "us-west1")
+    } | {"a3-megagpu-8g us-east1", "a3-ultragpu-8g us-east1"}
+    assert not {r.region for r in records if r.instance_type == "n1-standard-8+1xP4"}
+
+    class EverywhereScraper(GcpScraper):
+        offered_regions = {}  # without the listing, the SKUs alone price A2 Ultra in us-west1
+
+    unfiltered = EverywhereScraper(regions=["us-west1"]).parse(joined_catalog())
+    assert ("a2-ultragpu-8g", "us-west1", "on_demand") in by_key(unfiltered)
+
+
+def test_offered_regions_cover_every_region_the_fixture_prices_a_type_in():
+    # A region missing here would stop the refresh emitting those fixture prices (and mark them gone).
+    from scrapers.providers.gcp import MACHINE_TYPES, OFFERED_REGIONS
+
+    fixture = yaml.safe_load((ROOT / "fixtures" / "providers" / "gcp.yaml").read_text())
+    priced = {(p["instance_type"], p["region"]) for p in fixture["prices"]}
+    assert set(OFFERED_REGIONS) == set(MACHINE_TYPES)
+    missing = {(name, r) for name, r in priced if name in MACHINE_TYPES} - {
+        (name, r) for name, regions in OFFERED_REGIONS.items() for r in regions
+    }
+    assert not missing
+    # and none of the fixture's A2 rows sits where the listing has no A100
+    assert not {(n, r) for n, r in priced if n.startswith("a2-") and r not in OFFERED_REGIONS[n]}
+
+
+@pytest.mark.django_db
+def test_a_region_missing_from_the_feed_keeps_its_prices(settings):
+    # The ingest marks a price missing only in regions the run covered: a region no record names
+    # (here asia-northeast1, outside this run) keeps its prices, while the region filter above
+    # never emits the A2 Ultra machines Google does not offer in us-west1.
+    from catalog.models import Price
+    from scrapers import services
+
+    settings.SCRAPE_GONE_AFTER_RUNS = 1
+    settings.SCRAPE_HOLD_BELOW_SHARE = 0
+
+    class RecordedScraper(GcpScraper):
+        def fetch(self, client):
+            yield joined_catalog()
+
+    elsewhere = Price.objects.filter(
+        instance_type__provider__slug="gcp", region__code="asia-northeast1", gone_at__isnull=True
+    )
+    before = elsewhere.count()
+    assert before
+    run = services.provider_refresh(
+        provider_slug="gcp",
+        trigger="test",
+        scraper=RecordedScraper(regions=["us-central1", "us-west1"]),
+        client=HttpClient(retries=0),
+    )
+    assert run.status in ("success", "partial"), run.error
+    assert elsewhere.count() == before
+    assert not elsewhere.filter(missed_runs__gt=0).exists()
+    assert not Price.objects.filter(
+        instance_type__name__startswith="a2-ultragpu-", region__code="us-west1"
+    ).exists()
+    assert Price.objects.filter(
+        instance_type__name="a2-highgpu-1g", region__code="us-west1", gone_at__isnull=True
+    ).exists()

@@ -45,10 +45,11 @@ def test_gcp_real_opencost_skus_price_the_a2_machines():
     assert prices[("a2-highgpu-1g", "us-central1", "on_demand")] == Decimal("3.673385")
     assert prices[("a2-highgpu-8g", "us-west1", "on_demand")] == Decimal("29.387080")
     # 96 x 0.031611 + 1360 x 0.004237 + 16 x 2.933908
-    assert prices[("a2-megagpu-16g", "us-east1", "on_demand")] == Decimal("55.739504")
-    # Four a2-highgpu sizes and a2-megagpu-16g, in three regions, on demand only; a2-ultragpu
+    assert prices[("a2-megagpu-16g", "us-central1", "on_demand")] == Decimal("55.739504")
+    # Four a2-highgpu sizes in three regions and a2-megagpu-16g in us-central1 (the "Americas" SKUs price
+    # it in us-east1/us-west1 too, where no zone offers it: OFFERED_REGIONS), on demand only; a2-ultragpu
     # (A100 80GB) has no GPU SKU in the capture, the IDR T2D/E2 SKUs are no GPU machine parts.
-    assert len(prices) == 5 * 3
+    assert len(prices) == 4 * 3 + 1
     assert {key[2] for key in prices} == {"on_demand"}
     assert result.unmatched() == []
 
