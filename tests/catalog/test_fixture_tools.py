@@ -185,7 +185,7 @@ def test_aws_capacity_block_refresh_replaces_only_those_rows_and_adds_the_types_
         capacity_blocks_date="2026-07-22",
     )
     curated = {row["name"]: row for row in current["instance_types"]}
-    aws.refresh_capacity_blocks(current, curated, labels, blocks, args)
+    aws.refresh_in_place(current, curated, labels, blocks, args)
     written = yaml.safe_load(aws.TARGET.read_text(encoding="utf-8"))
     rows = {(p["instance_type"], p["region"], p["pricing_model"]): p for p in written["prices"]}
     assert rows[("p5.48xlarge", "us-east-1", "on_demand")]["amount"] == 55.04  # kept as it was
@@ -1199,3 +1199,141 @@ def test_gcp_observations_supersede_older_figures_and_respect_sold_only_as(commo
 
     with pytest.raises(ValueError, match=r"the observations give 8 GPUs, the record 4"):
         gcp.with_observations(prices, observed, {**records, "a3-highgpu-8g": 4})
+
+
+def test_aws_observations_re_date_confirmed_figures_add_new_pairs_and_keep_other_rows(
+    tmp_path, monkeypatch, capsys
+):
+    from catalog import audit
+
+    aws = _load("aws_prices")
+    assert aws.SNAPSHOT_SPREAD_DAYS == audit.SNAPSHOT_SPREAD_DAYS
+    monkeypatch.setattr(aws, "TARGET", tmp_path / "aws.yaml")
+    stamp = "2026-10-10,2026-10-10T12:33:53+00:00,aws,AWS,hyperscaler,on_demand"
+    obs = tmp_path / "obs.csv"
+    obs.write_text(
+        "\n".join(
+            [
+                OBSERVATION_HEADER,
+                f"{stamp},A100-40GB,p4d.24xlarge,ap-northeast-1,APAC,8,30.0978,3.7622,1",
+                f"{stamp},H100,p5.48xlarge,us-east-1,NA,8,55.04,6.88,1",
+                f"{stamp},B200,p6-b200.48xlarge,ap-south-1,APAC,8,160.6453,20.0807,1",
+                f"{stamp},H100,p5.4xlarge,us-east-1,NA,1,6.88,6.88,1",
+                f"{stamp},H200,p5e.48xlarge,us-east-1,NA,8,50.0,6.25,1",
+                "2026-10-10,2026-10-10T12:33:53+00:00,azure,Microsoft Azure,hyperscaler,spot,H100,"
+                "Standard_ND96isr_H100_v5,eastus,NA,8,18.1695,2.2712,1",
+            ]
+        ),
+        encoding="utf-8",
+    )
+    args = argparse.Namespace(
+        observations=[str(obs), "owner/index", "obs.csv", "a" * 40], types_commit=None
+    )
+    observed = aws.read_observations(args)
+    assert len(observed) == 5  # the Azure row is not read
+    assert observed[1][0]["amount"] == 55.04 and observed[1][1] == 8  # per instance-hour
+
+    common = _load("_common")
+
+    def price(name, region, model, amount, when, source):
+        return common.price_row(
+            name, region, model, amount, when, source, f"https://example.org/{source}"
+        )
+
+    current = {
+        "provider": {"slug": "aws"},
+        "regions": [],
+        "instance_types": [
+            {"name": n, "gpu_count": c}
+            for n, c in (
+                ("p4d.24xlarge", 8),
+                ("p5.48xlarge", 8),
+                ("p5.4xlarge", 1),
+                ("p6-b200.48xlarge", 8),
+            )
+        ],
+        "prices": [
+            price("p4d.24xlarge", "ap-northeast-1", "on_demand", 30.09784, "2026-01-21", "vantage"),
+            price("p4d.24xlarge", "ap-northeast-1", "reserved_3y", 12.5, "2025-11-30", "raw"),
+            price("p5.48xlarge", "us-east-1", "on_demand", 55.04, "2026-07-20", "karpenter"),
+            price("p5.48xlarge", "us-east-1", "capacity_block", 41.528, "2026-07-22", "blocks"),
+            price("p5.48xlarge", "us-east-1", "spot", 20.0, "2026-09-20", "recent"),
+            price("p5.48xlarge", "us-east-2", "spot", 21.0, "2026-08-06", "dstack"),
+            price("p5.4xlarge", "us-east-1", "on_demand", 7.5, "2026-11-09", "curated"),
+        ],
+    }
+    curated = {r["name"]: r for r in current["instance_types"]}
+    aws.refresh_in_place(current, curated, {}, {}, args, observed)
+    first = aws.TARGET.read_text(encoding="utf-8")
+    written = yaml.safe_load(first)
+    rows = {(p["instance_type"], p["region"], p["pricing_model"]): p for p in written["prices"]}
+    url = "https://github.com/owner/index/blob/" + "a" * 40 + "/obs.csv"
+
+    confirmed = rows[("p4d.24xlarge", "ap-northeast-1", "on_demand")]
+    assert (confirmed["amount"], confirmed["observed_at"], confirmed["source_url"]) == (
+        30.0978,
+        date(2026, 10, 10),
+        url,
+    )
+    assert "Linux, shared tenancy" in confirmed["source"]
+    assert "$30.0978/h per instance (8 GPUs); ap-northeast-1" in confirmed["source"]
+    assert (
+        "[equal to the 2026-01-21 figure 30.09784 of https://example.org/vantage at this file's four decimals]"
+        in confirmed["source"]
+    )
+    same = rows[("p5.48xlarge", "us-east-1", "on_demand")]
+    assert same["observed_at"] == date(2026, 10, 10)
+    assert (
+        "[the same figure as the 2026-07-20 one of https://example.org/karpenter]" in same["source"]
+    )
+    new = rows[("p6-b200.48xlarge", "ap-south-1", "on_demand")]
+    assert (new["amount"], new["observed_at"]) == (160.6453, date(2026, 10, 10))
+    # a newer curated figure wins and names the observed one
+    newer = rows[("p5.4xlarge", "us-east-1", "on_demand")]
+    assert (newer["amount"], newer["observed_at"]) == (7.5, date(2026, 11, 9))
+    assert f"[newer than the 2026-10-10 figure 6.88 of {url}]" in newer["source"]
+    # other models kept as they are, a spot price within 30 days of its re-dated on-demand price too
+    assert rows[("p4d.24xlarge", "ap-northeast-1", "reserved_3y")]["amount"] == 12.5
+    assert rows[("p5.48xlarge", "us-east-1", "capacity_block")]["amount"] == 41.528
+    assert rows[("p5.48xlarge", "us-east-1", "spot")]["amount"] == 20.0
+    assert rows[("p5.48xlarge", "us-east-2", "spot")]["amount"] == 21.0  # no on-demand beside it
+    assert len(rows) == 8
+    err = capsys.readouterr().err
+    assert "observation not used: p5e.48xlarge us-east-1 on_demand (no instance type record)" in err
+    assert "Newer on-demand readings" in first and url in first
+    assert [r["code"] for r in written["regions"]] == [
+        "us-east-1",
+        "us-east-2",
+        "ap-northeast-1",
+        "ap-south-1",
+    ]
+
+    # regenerating from its own output changes nothing
+    again = yaml.safe_load(first)
+    aws.refresh_in_place(again, {}, {}, {}, args, observed)
+    assert aws.TARGET.read_text(encoding="utf-8") == first
+
+    # a spot row the re-dating leaves over 30 days behind is dropped, and reported
+    current["prices"].append(price("p5.48xlarge", "us-east-1", "spot", 19.0, "2026-08-06", "old"))
+    current["prices"] = [p for p in current["prices"] if p["source"] != "recent"]
+    aws.refresh_in_place(current, curated, {}, {}, args, observed)
+    dropped = yaml.safe_load(aws.TARGET.read_text(encoding="utf-8"))["prices"]
+    assert not any(
+        p["pricing_model"] == "spot"
+        and p["region"] == "us-east-1"
+        and p["instance_type"] == "p5.48xlarge"
+        for p in dropped
+    )
+    assert "p5.48xlarge us-east-1 spot 19.0 of 2026-08-06 (on-demand of 2026-10-10)" in (
+        capsys.readouterr().err
+    )
+
+    with pytest.raises(ValueError, match=r"the observations give 8\.0 GPUs, the instance record 4"):
+        aws.with_observations([], observed, {"p5.48xlarge": 4})
+    obs.write_text(
+        OBSERVATION_HEADER + f"\n{stamp.replace('on_demand', 'spot')},H100,p5.48xlarge,"
+        "us-east-1,NA,8,20.0,2.5,1",
+        encoding="utf-8",
+    )
+    with pytest.raises(ValueError, match="unexpected AWS pricing 'spot'"):
+        aws.read_observations(args)
