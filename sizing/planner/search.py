@@ -13,7 +13,6 @@ from catalog.pricing import PricingModel
 from ..estimator import GPUSpec, Workload, gpu_hours_floor
 from ..messages import Message, MessageCode
 from ..messages import RejectionCode as R
-from ..uncertainty import fit_factor
 from .explain import (
     Stream,
     _advice,
@@ -122,6 +121,16 @@ def _lazy_merge(sources: Sequence[Source]) -> Stream:
             heapq.heapreplace(heap, (item[0], item[1], seq, item, source))
 
 
+def _instance_names(offers: Sequence[Offer]) -> list[str]:
+    """The instance types (provider/name) among ``offers``, once each; read from the book's
+    instance-type table for a group's rows (no Offer built: a group may hold thousands)."""
+    if isinstance(offers, _OffersOf):
+        columns = offers.book.columns
+        kinds = dict.fromkeys(columns.kind[row] for row in offers.rows)
+        return [f"{columns.kinds[k][0][0]}/{columns.kinds[k][1][0]}" for k in kinds]
+    return list(dict.fromkeys(f"{o.provider}/{o.instance_type}" for o in offers))
+
+
 class _Planner:
     """One planning run: the constraints, the shared estimates and profiles, the tallies."""
 
@@ -134,7 +143,7 @@ class _Planner:
         self.workload = workload
         self.c = c
         self.objective = objective
-        self.cache = _EstimateCache(workload, headroom, fit_factor(workload, c.fit_on))
+        self.cache = _EstimateCache(workload, headroom, c.fit_on)
         self.max_gpus = c.max_gpus or DEFAULT_MAX_GPUS
         self.price_limits = c.max_usd_per_hour is not None or c.max_total_usd is not None
         self.first_only = objective != "fastest" and workload.task == "inference"
@@ -145,6 +154,8 @@ class _Planner:
         self.floors: dict[tuple[int, int], float | None] = {}  # (device id, nodes) -> floor
         self.leads: dict[int, float | None] = {}  # id(profile) -> what passes() found
         self.book = OfferBook([])  # the book being planned over (run)
+        # Instances rejected for having no inter-node fabric -> the fewest nodes they need.
+        self.no_fabric: dict[str, int] = {}
 
     def profile(self, hardware: HardwareKey, offer: Offer) -> _Profile:
         profile = self.profiles.get(hardware)
@@ -240,6 +251,9 @@ class _Planner:
             return _failure_example(offer, failure, profile, self.workload, self.max_gpus)
 
         self.rejected.add(reason, offers, example)
+        if reason == R.NO_INTER_NODE_FABRIC and failure is not None and failure.step is not None:
+            for name in _instance_names(offers):
+                self.no_fabric.setdefault(name, failure.step.nodes)
 
     def reject_failure(self, failure: Failure | None, offers: Sequence[Offer]) -> None:
         if failure is None and not self.c.allow_multi_node:
@@ -547,7 +561,9 @@ class _Planner:
         _annotate_alternatives(plans, twin)
         spot_sources = [source for source in sources if source[0] == PricingModel.SPOT]
         spot = _spot_saving([_lazy_merge(spot_sources)], twin, self.objective)
-        advice = _advice(self.workload, self.c, self.rejected, priced, term_priced, spot)
+        advice = _advice(
+            self.workload, self.c, self.rejected, priced, term_priced, spot, self.no_fabric
+        )
         advice.extend(_what_would_fit(self.workload, self.cards, plans, self.c.fit_on))
         advice.extend(_cap_advice(self.c, self.rejected, plans))
         return PlanResult(
