@@ -803,9 +803,14 @@ def book_as_of(book: OfferBook) -> datetime | None:
 
 
 def _answer_key(
-    workload: Workload, constraints: Constraints, objective: str, limit: int, lang: str
+    workload: Workload,
+    constraints: Constraints,
+    objective: str,
+    limit: int,
+    lang: str,
+    all_sizes: bool = True,
 ) -> str:
-    text = repr((workload, constraints, objective, limit, lang, _shelf_lives()))
+    text = repr((workload, constraints, objective, limit, lang, all_sizes, _shelf_lives()))
     return "recommend:" + hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -816,9 +821,11 @@ def recommend(
     objective: str,
     limit: int,
     lang: str = DEFAULT_LANGUAGE,
+    all_sizes: bool = True,
 ) -> dict[str, Any]:
     """Ranked plans for a workload over the live catalog, with rejections and advice, their
-    text in ``lang`` (sizing.messages.LANGUAGES).
+    text in ``lang`` (sizing.messages.LANGUAGES); ``all_sizes=False`` lists one size of an
+    offer per total (``sizing.planner.plan``).
 
     Answers are cached per request and catalog fingerprint, so bursts of the same question cost
     one small query each; any write to the catalog (a refresh, a curator's edit) changes the
@@ -826,15 +833,17 @@ def recommend(
     """
     now = timezone.now()
     version = catalog_version_recent()
-    key = f"{_answer_key(workload, constraints, objective, limit, lang)}:{version}"
+    key = f"{_answer_key(workload, constraints, objective, limit, lang, all_sizes)}:{version}"
     cached = _cache_get(key)
     if cached is not None and now < cached["valid_until"]:
         answer: dict[str, Any] = cached["answer"]
         return answer
     book = offer_book(version, now=now)
     if book.version != version:  # the held book answers while the new one is read
-        key = f"{_answer_key(workload, constraints, objective, limit, lang)}:{book.version}"
-    result = plan(workload, book, constraints, objective=objective, limit=limit)
+        key = f"{_answer_key(workload, constraints, objective, limit, lang, all_sizes)}:{book.version}"
+    result = plan(
+        workload, book, constraints, objective=objective, limit=limit, all_sizes=all_sizes
+    )
     answer = {
         "estimate": _headline_estimate(workload, result.plans, constraints.fit_on, lang),
         "recommendations": [

@@ -139,7 +139,7 @@ class EstimateView(APIView):
 
 
 # Query-string names of /api/recommend besides workload and constraint fields.
-TOP_FIELDS = {"objective", "limit", "format", "lang"}
+TOP_FIELDS = {"objective", "limit", "all_sizes", "format", "lang"}
 
 
 # Every workload field name a query string may carry (sizing/workload.py).
@@ -251,7 +251,12 @@ class RecommendView(APIView):
         workload = workload_build(values["workload"], lang=lang)
         constraints = constraints_build(values.get("constraints"))
         answer = selectors.recommend(
-            workload, constraints, objective=values["objective"], limit=values["limit"], lang=lang
+            workload,
+            constraints,
+            objective=values["objective"],
+            limit=values["limit"],
+            lang=lang,
+            all_sizes=values["all_sizes"],
         )
         return Response(answer)
 
