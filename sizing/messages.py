@@ -59,6 +59,8 @@ class RejectionCode(StrEnum):
     OVER_MAX_TOTAL_USD = "over_max_total_usd"
     TERM_NEEDS_RUN_LENGTH = "term_needs_run_length"
     RUN_TOO_SHORT_FOR_TERM = "run_too_short_for_term"
+    # planfix: more nodes would fit, but the instance has no network between instances.
+    NO_INTER_NODE_FABRIC = "no_inter_node_fabric"
 
 
 class MessageCode(StrEnum):
@@ -164,6 +166,16 @@ class MessageCode(StrEnum):
     NOTE_CHECKPOINTING_CUTS = "note_checkpointing_cuts"
     NOTE_RANGE = "note_range"
     NOTE_FIT_ON_HIGH = "note_fit_on_high"
+    # planfix: how nodes are joined when a bandwidth is not published; instances without an
+    # inter-node fabric; a compared target priced only under pricing models not asked for.
+    NODES_JOINED_RDMA_FABRIC = "nodes_joined_rdma_fabric"
+    NODES_JOINED_RDMA_UNPUBLISHED = "nodes_joined_rdma_unpublished"
+    MULTI_NODE_WITHOUT_RDMA_UNPUBLISHED = "multi_node_without_rdma_unpublished"
+    MULTI_NODE_PLAIN_UNPUBLISHED = "multi_node_plain_unpublished"
+    MULTI_NODE_RDMA_SLOW = "multi_node_rdma_slow"
+    MULTI_NODE_NEEDS_FABRIC = "multi_node_needs_fabric"
+    EXAMPLE_NO_FABRIC = "example_no_fabric"
+    NO_PRICE_IN_PRICING = "no_price_in_pricing"
 
 
 # One template per code and language: str.format fields named by the message's params. Derived
@@ -728,3 +740,46 @@ def message_dict(
 def template_fields(template: str) -> set[str]:
     """The field names a template uses (for the test that every language uses the same)."""
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+# --- planfix: inter-node fabrics, instances without one, pricing models not asked for --------
+TEMPLATES.update(
+    {
+        RejectionCode.NO_INTER_NODE_FABRIC: {
+            "en": "Needs more than one node, but the instance has no inter-node fabric",
+            "zh-hans": "需要多于一个节点，但该实例没有节点间互联网络",
+        },
+        MessageCode.NODES_JOINED_RDMA_FABRIC: {
+            "en": "Nodes joined by {interconnect} ({network_gbps:g} Gbit/s as the fabric is rated; the instance's network figure is not published; RDMA)",
+            "zh-hans": "节点之间通过 {interconnect} 互联（按该网络的额定 {network_gbps:g} Gbit/s；实例的网络带宽未公布；RDMA）",
+        },
+        MessageCode.NODES_JOINED_RDMA_UNPUBLISHED: {
+            "en": "Nodes joined by {interconnect} (RDMA; bandwidth not published)",
+            "zh-hans": "节点之间通过 {interconnect} 互联（RDMA；带宽未公布）",
+        },
+        MessageCode.MULTI_NODE_WITHOUT_RDMA_UNPUBLISHED: {
+            "en": "MULTI-NODE WITHOUT RDMA: {nodes} nodes over {network} (bandwidth not published); efficiency falls off a cliff. Prefer InfiniBand/RoCE/EFA >= {min_gbps:g} Gbit/s.",
+            "zh-hans": "多节点但没有 RDMA：{nodes} 个节点经 {network} 互联（带宽未公布），效率会断崖式下降。请选用 >= {min_gbps:g} Gbit/s 的 InfiniBand/RoCE/EFA。",
+        },
+        MessageCode.MULTI_NODE_PLAIN_UNPUBLISHED: {
+            "en": "MULTI-NODE WITHOUT RDMA: {nodes} nodes over plain networking (bandwidth not published); efficiency falls off a cliff. Prefer InfiniBand/RoCE/EFA >= {min_gbps:g} Gbit/s.",
+            "zh-hans": "多节点但没有 RDMA：{nodes} 个节点经普通网络互联（带宽未公布），效率会断崖式下降。请选用 >= {min_gbps:g} Gbit/s 的 InfiniBand/RoCE/EFA。",
+        },
+        MessageCode.MULTI_NODE_RDMA_SLOW: {
+            "en": "SLOW INTER-NODE RDMA: {nodes} nodes over {network} at {network_gbps:g} Gbit/s, under the {min_gbps:g} Gbit/s multi-node training wants; expect poor scaling.",
+            "zh-hans": "节点间 RDMA 偏慢：{nodes} 个节点经 {network} 互联，仅 {network_gbps:g} Gbit/s，低于多节点训练所需的 {min_gbps:g} Gbit/s；扩展效率会很差。",
+        },
+        MessageCode.MULTI_NODE_NEEDS_FABRIC: {
+            "en": "{count} offer(s) would need {nodes} or more nodes, but these instances have no inter-node fabric recorded and run on one node only: {instance_types}. Look for instances with InfiniBand/RoCE/EFA between nodes, or make the job smaller.",
+            "zh-hans": "{count} 个报价需要 {nodes} 个或更多节点，但以下实例没有记录节点间互联网络，只能单节点运行：{instance_types}。请选用节点间有 InfiniBand/RoCE/EFA 的实例，或缩小任务规模。",
+        },
+        MessageCode.EXAMPLE_NO_FABRIC: {
+            "en": "{offer}: needs {nodes} nodes ({total} GPUs at {memory_gib:.1f} GiB each), but the instance has no inter-node fabric",
+            "zh-hans": "{offer}：需要 {nodes} 个节点（{total} 块 GPU，每块 {memory_gib:.1f} GiB），但该实例没有节点间互联网络",
+        },
+        MessageCode.NO_PRICE_IN_PRICING: {
+            "en": 'no current price for {target} under {asked}; it is sold under {sold_as}: ask for it with constraints.pricing (e.g. "pricing": ["{first}"])',
+            "zh-hans": '{target} 在 {asked} 下没有当前价格；它以 {sold_as} 方式出售：请在 constraints.pricing 中指定（例如 "pricing": ["{first}"]）',
+        },
+    }
+)

@@ -23,6 +23,7 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 
 from catalog.models import GPU, InstanceType, Interconnect, Price, Provider, Region
+from catalog.pricing import PricingModel
 from catalog.querysets import MARKETPLACE, price_is_volatile, shelf_life_days
 
 from .estimator import Estimate, GPUSpec, Workload, estimate
@@ -58,7 +59,7 @@ _INSTANCE_COLUMNS = (
     "local_disk_type", "network_gbps", "provider__slug", "provider__kind", "provider__mainland_china",
     "provider__compliance_notes", "interconnect_intra__slug", "interconnect_intra__kind",
     "interconnect_intra__bandwidth_gb_s", "interconnect_inter__slug", "interconnect_inter__kind",
-    "interconnect_inter__rdma",
+    "interconnect_inter__rdma", "interconnect_inter__bandwidth_gb_s",
 )  # fmt: skip
 # Prices are read in chunks (a server-side cursor on PostgreSQL): a quarter of a million rows
 # never sit in memory as objects at once.
@@ -210,7 +211,7 @@ def _read_columns(
     instance_rows = instances.values_list(*_INSTANCE_COLUMNS).iterator(chunk_size=_PRICE_CHUNK)
     for (instance_id, name, gpu_id, gpu_count, sharing, vcpus, ram, disk, disk_type, network,
          provider, provider_kind, provider_china, notes, intra_slug, intra_kind, intra_bw,
-         inter_slug, inter_kind, inter_rdma) in instance_rows:  # fmt: skip
+         inter_slug, inter_kind, inter_rdma, inter_bw) in instance_rows:  # fmt: skip
         spec, segment, allowed = gpus[gpu_id]  # the GPU's index in ``specs``
         words = (sharing, disk_type, intra_slug, intra_kind, inter_slug, inter_kind)
         sharing, disk_type, intra_slug, intra_kind, inter_slug, inter_kind = (
@@ -220,6 +221,8 @@ def _read_columns(
             name, spec, segment, allowed, float(gpu_count), sharing, vcpus, ram, disk, disk_type,
             intra_slug, intra_kind, intra_bw, inter_slug, inter_kind,
             bool(inter_slug and inter_rdma), network,
+            # The fabric's own figure in Gbit/s, for where the instance's network is not published.
+            inter_bw * 8 if inter_slug and inter_bw is not None else None,
         )  # fmt: skip
         head = (provider, provider_china, notes)
         hardware = tail_hardware_key(tail, specs)
@@ -508,7 +511,7 @@ def estimate_dict(
     ``extra_notes``) in ``lang``, coded in ``note_messages``; the formula working of
     sizing/memory.py and sizing/compute.py in English."""
     fitted = gpu is not None
-    coded = [*est.note_messages, _range_note(workload, est), *extra_notes]
+    coded = [*est.note_messages, _range_note(workload, est, gpu_count), *extra_notes]
     english = {message.text: message for message in est.note_messages}
     notes = [
         message_render(english[text].code, english[text].params, lang) if text in english else text
@@ -533,15 +536,15 @@ def estimate_dict(
         "assumptions": est.assumptions,
         "notes": notes,
         "note_messages": [message_dict(m, lang) for m in coded],
-        **ranges(workload, est),
+        **ranges(workload, est, gpu_count),
         "fit_on": fit_on,
         "fits_point": (est.fits if fits_point is None else fits_point) if fitted else None,
     }
 
 
-def _range_note(workload: Workload, est: Estimate) -> Message:
-    """What the memory range is and what it rests on, as a note."""
-    memory = spread("memory", workload)
+def _range_note(workload: Workload, est: Estimate, gpu_count: int | None = None) -> Message:
+    """What the memory range on ``gpu_count`` GPUs is and what it rests on, as a note."""
+    memory = spread("memory", workload, gpu_count)
     return Message(
         MessageCode.NOTE_RANGE,
         {
@@ -616,9 +619,11 @@ def _plan_ranges(p: Plan, memory: Spread, time: Spread) -> dict[str, Any]:
     }
 
 
-def plan_spreads(workload: Workload) -> tuple[Spread, Spread]:
-    """The memory and time multipliers of a workload's plans (sizing/uncertainty.json)."""
-    return spread("memory", workload), spread("time", workload)
+def plan_spreads(workload: Workload, gpu_count: float | None = None) -> tuple[Spread, Spread]:
+    """The memory and time multipliers of a workload's plan on ``gpu_count`` GPUs (GPUs per
+    node x nodes; its layout, one GPU or several, picks the rows: sizing/uncertainty.json)."""
+    count = None if gpu_count is None else max(1, int(gpu_count))
+    return spread("memory", workload, count), spread("time", workload, count)
 
 
 def rejected_dict(rejected: Rejections, lang: str = DEFAULT_LANGUAGE) -> dict[str, Any]:
@@ -798,9 +803,14 @@ def book_as_of(book: OfferBook) -> datetime | None:
 
 
 def _answer_key(
-    workload: Workload, constraints: Constraints, objective: str, limit: int, lang: str
+    workload: Workload,
+    constraints: Constraints,
+    objective: str,
+    limit: int,
+    lang: str,
+    all_sizes: bool = True,
 ) -> str:
-    text = repr((workload, constraints, objective, limit, lang, _shelf_lives()))
+    text = repr((workload, constraints, objective, limit, lang, all_sizes, _shelf_lives()))
     return "recommend:" + hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -811,9 +821,11 @@ def recommend(
     objective: str,
     limit: int,
     lang: str = DEFAULT_LANGUAGE,
+    all_sizes: bool = True,
 ) -> dict[str, Any]:
     """Ranked plans for a workload over the live catalog, with rejections and advice, their
-    text in ``lang`` (sizing.messages.LANGUAGES).
+    text in ``lang`` (sizing.messages.LANGUAGES); ``all_sizes=False`` lists one size of an
+    offer per total (``sizing.planner.plan``).
 
     Answers are cached per request and catalog fingerprint, so bursts of the same question cost
     one small query each; any write to the catalog (a refresh, a curator's edit) changes the
@@ -821,19 +833,22 @@ def recommend(
     """
     now = timezone.now()
     version = catalog_version_recent()
-    key = f"{_answer_key(workload, constraints, objective, limit, lang)}:{version}"
+    key = f"{_answer_key(workload, constraints, objective, limit, lang, all_sizes)}:{version}"
     cached = _cache_get(key)
     if cached is not None and now < cached["valid_until"]:
         answer: dict[str, Any] = cached["answer"]
         return answer
     book = offer_book(version, now=now)
     if book.version != version:  # the held book answers while the new one is read
-        key = f"{_answer_key(workload, constraints, objective, limit, lang)}:{book.version}"
-    result = plan(workload, book, constraints, objective=objective, limit=limit)
-    spreads = plan_spreads(workload)
+        key = f"{_answer_key(workload, constraints, objective, limit, lang, all_sizes)}:{book.version}"
+    result = plan(
+        workload, book, constraints, objective=objective, limit=limit, all_sizes=all_sizes
+    )
     answer = {
         "estimate": _headline_estimate(workload, result.plans, constraints.fit_on, lang),
-        "recommendations": [plan_dict(p, lang, spreads) for p in result.plans],
+        "recommendations": [
+            plan_dict(p, lang, plan_spreads(workload, p.gpu_count)) for p in result.plans
+        ],
         "rejected": rejected_dict(result.rejected, lang),
         "advice": [message_render(m.code, m.params, lang) for m in result.advice],
         "advice_messages": [message_dict(m, lang) for m in result.advice],
@@ -885,7 +900,6 @@ def compare(
     rows = []
     fitted: list[Offer] = []
     first_fit: Plan | None = None
-    spreads = plan_spreads(workload)
     for target in targets:
         if target.get("gpu"):
             found = book.gpu_rows(target["gpu"])
@@ -900,13 +914,16 @@ def compare(
             first_fit = first_fit or result.plans[0]
             fitted.append(result.plans[0].offer)
             row = {
-                **plan_dict(result.plans[0], lang, spreads),
+                **plan_dict(
+                    result.plans[0], lang, plan_spreads(workload, result.plans[0].gpu_count)
+                ),
                 "fits": True,
                 "why_not": None,
                 "why_not_message": None,
             }
         else:
-            why_not = message_dict(_why_not(result, subset, label), lang)
+            sold_as = [] if subset else _other_pricing_models(book, found, scope)
+            why_not = message_dict(_why_not(result, subset, label, scope, sold_as), lang)
             row = {
                 "provider": target.get("provider"),
                 "instance_type": target.get("instance_type"),
@@ -927,8 +944,30 @@ def compare(
     }
 
 
-def _why_not(result: PlanResult, subset: Sized, label: str) -> Message:
-    """Why a compared target has no plan: its most frequent rejection, with an example."""
+def _other_pricing_models(book: OfferBook, rows: Sequence[int], scope: Constraints) -> list[str]:
+    """The pricing models outside ``scope.pricing`` that ``rows`` have a price under within the
+    rest of the scope (regions, providers, staleness aside), in PricingModel order."""
+    others = tuple(str(m) for m in PricingModel if str(m) not in scope.pricing)
+    covered = book.covered(rows, replace(scope, pricing=others))
+    models = {book.columns.models[book.columns.model[row]] for row in covered}
+    return [name for name in others if name in models]
+
+
+def _why_not(
+    result: PlanResult,
+    subset: Sized,
+    label: str,
+    scope: Constraints | None = None,
+    sold_as: Sequence[str] = (),
+) -> Message:
+    """Why a compared target has no plan: its most frequent rejection, with an example; with no
+    price in scope but some under pricing models not asked for (``sold_as``), which ones."""
+    if not subset and sold_as and scope is not None:
+        return Message(
+            MessageCode.NO_PRICE_IN_PRICING,
+            {"target": label, "asked": ", ".join(scope.pricing), "sold_as": ", ".join(sold_as),
+             "first": sold_as[0]},
+        )  # fmt: skip
     if not subset:
         return Message(MessageCode.NO_PRICE_IN_SCOPE, {"target": label})
     reasons = sorted(result.rejected.by_reason.items(), key=lambda item: -item[1]["count"])

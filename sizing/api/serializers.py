@@ -192,6 +192,15 @@ class RecommendInputSerializer(StrictSerializer):
     constraints = ConstraintsSerializer(required=False)
     objective = serializers.ChoiceField(choices=OBJECTIVES, default=OBJECTIVES[0])
     limit = serializers.IntegerField(min_value=1, max_value=200, default=10)
+    all_sizes = serializers.BooleanField(
+        default=False,
+        help_text=(
+            "List every size of an offer. By default, of the plans of one provider's GPU in one "
+            "region under one pricing model whose est_total_usd is equal (to the cent), only the "
+            "first ranked is listed: the smallest GPU count under cheapest and cheapest_hourly, "
+            "the largest under fastest."
+        ),
+    )
 
 
 def _known_field(

@@ -15,9 +15,11 @@ from rest_framework.views import APIView
 
 from api.renderers import CSV_RENDERERS
 from catalog.models import GPU
+from catalog.suggest import close_names
 
 from .. import selectors
 from ..estimator import WorkloadError, estimate
+from ..inputs import WORKLOAD
 from ..messages import LANGUAGES, Message, language_of
 from ..messages import MessageCode as C
 from ..planner import FIT_HEADROOM
@@ -110,7 +112,7 @@ class EstimateView(APIView):
         fit_on = form.validated_data.get("fit_on") or settings.SIZING_FIT_ON
         # Fitting the high end of the memory range with FIT_HEADROOM free is fitting the
         # estimate with a larger share free: the sharding, min_gpus and fits follow from it.
-        headroom = fit_headroom(FIT_HEADROOM, fit_factor(workload, fit_on))
+        headroom = fit_headroom(FIT_HEADROOM, fit_factor(workload, fit_on, gpu_count=count))
         try:
             est = estimate(workload, gpu=gpu, gpu_count=count, headroom=headroom)
         except WorkloadError as exc:  # e.g. tensor x pipeline parallel does not divide gpu_count
@@ -120,7 +122,7 @@ class EstimateView(APIView):
         if gpu is not None:
             fits_point = est.memory_per_gpu_gib <= float(gpu.memory_gib) * (1 - FIT_HEADROOM)
             if fit_on == "high":
-                high = est.memory_per_gpu_gib * spread("memory", workload).high
+                high = est.memory_per_gpu_gib * spread("memory", workload, gpu_count=count).high
                 figures = {"high_gib": high, "capacity_gib": gpu.memory_gib}
                 extra.append(Message(C.NOTE_FIT_ON_HIGH, {**figures, "headroom": FIT_HEADROOM}))
         answer = selectors.estimate_dict(
@@ -137,7 +139,19 @@ class EstimateView(APIView):
 
 
 # Query-string names of /api/recommend besides workload and constraint fields.
-TOP_FIELDS = {"objective", "limit", "format", "lang"}
+TOP_FIELDS = {"objective", "limit", "all_sizes", "format", "lang"}
+
+
+# Every workload field name a query string may carry (sizing/workload.py).
+WORKLOAD_FIELDS = frozenset(f.name for f in WORKLOAD)
+
+
+def _unknown_query_name(name: str) -> Message:
+    """The error of a query name GET /api/recommend does not take: the nearest known name."""
+    near = close_names(name, WORKLOAD_FIELDS | CONSTRAINT_FIELDS | TOP_FIELDS, limit=1)
+    if near:
+        return Message(C.INPUT_UNKNOWN_FIELD_NEAR, {"near": near[0]})
+    return Message(C.INPUT_UNKNOWN_FIELD)
 
 
 def _query_value(raw: str) -> Any:
@@ -211,16 +225,23 @@ class RecommendView(APIView):
         workload: dict[str, Any] = {}
         constraints: dict[str, Any] = {}
         top: dict[str, Any] = {}
+        lang = message_language(request)
+        unknown: dict[str, list[str | Message]] = {}
         for name, raw in request.query_params.dict().items():  # the last value of each name
             if name in CONSTRAINT_FIELDS:
                 constraints[name] = raw
             elif name in TOP_FIELDS:
                 top[name] = raw
-            else:
+            elif name in WORKLOAD_FIELDS:
                 workload[name] = _query_value(raw)
+            else:
+                unknown[name] = [_unknown_query_name(name)]
+        if unknown:
+            # A query name is flat: an unknown one is reported under its own name, with the
+            # nearest of every name the query string takes (workload, constraints, the rest).
+            raise workload_error(WorkloadError(unknown), lang, under=None)
         top.pop("format", None)
         top.pop("lang", None)
-        lang = message_language(request)
         return self._answer({"workload": workload, "constraints": constraints, **top}, lang)
 
     def _answer(self, data: Any, lang: str) -> Response:
@@ -230,7 +251,12 @@ class RecommendView(APIView):
         workload = workload_build(values["workload"], lang=lang)
         constraints = constraints_build(values.get("constraints"))
         answer = selectors.recommend(
-            workload, constraints, objective=values["objective"], limit=values["limit"], lang=lang
+            workload,
+            constraints,
+            objective=values["objective"],
+            limit=values["limit"],
+            lang=lang,
+            all_sizes=values["all_sizes"],
         )
         return Response(answer)
 

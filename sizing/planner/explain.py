@@ -33,6 +33,8 @@ from .rules import (
 from .steps import Failure, NoFit, NoThroughput, OverMax, _intra_node_class, _Profile
 from .walk import _Candidate
 
+# How many instances without an inter-node fabric the advice names.
+NO_FABRIC_NAMED = 5
 # How many of the best spot plans the spot advice looks at for an on-demand twin.
 SPOT_ADVICE_SCAN = 1000
 
@@ -151,26 +153,7 @@ def _make_plan(
     ):
         warnings.append(Message(C.PCIE_ONLY_TRAINING))
     if nodes > 1:
-        rdma_ok = offer.inter_rdma and (offer.network_gbps or 0) >= MIN_INTER_NODE_RDMA_GBPS
-        if not rdma_ok:
-            network = {
-                "nodes": nodes,
-                "network_gbps": offer.network_gbps or 0,
-                "min_gbps": MIN_INTER_NODE_RDMA_GBPS,
-            }
-            if offer.inter_slug:
-                warnings.append(
-                    Message(C.MULTI_NODE_WITHOUT_RDMA, {**network, "network": offer.inter_slug})
-                )
-            else:
-                warnings.append(Message(C.MULTI_NODE_PLAIN_NETWORK, network))
-        else:
-            reasons.append(
-                Message(
-                    C.NODES_JOINED_RDMA,
-                    {"interconnect": offer.inter_slug, "network_gbps": offer.network_gbps},
-                )
-            )
+        _inter_node_messages(offer, nodes, reasons, warnings)
     if offer.region_mainland_china or (offer.provider_mainland_china and offer.country == "CN"):
         warnings.append(Message(C.MAINLAND_CHINA, {"notes": offer.compliance_notes or ""}))
     return Plan(
@@ -189,6 +172,40 @@ def _make_plan(
         reasons=reasons,
         warnings=warnings,
     )
+
+
+def _inter_node_messages(
+    offer: Offer, nodes: int, reasons: list[Message], warnings: list[Message]
+) -> None:
+    """How the nodes of a multi-node plan are joined. The bandwidth is the instance's network
+    figure, else its fabric's own (``Offer.inter_node_gbps``); one published nowhere is said to
+    be so, never taken as 0. The RDMA warning is for a fabric without RDMA (or none recorded);
+    an RDMA fabric under MIN_INTER_NODE_RDMA_GBPS gets its own warning."""
+    gbps = offer.inter_node_gbps
+    fabric = offer.inter_slug
+    figures: dict[str, Any] = {"nodes": nodes, "min_gbps": MIN_INTER_NODE_RDMA_GBPS}
+    if fabric:
+        figures["network"] = fabric
+    if not offer.inter_rdma:
+        if gbps is None:
+            code = (
+                C.MULTI_NODE_WITHOUT_RDMA_UNPUBLISHED if fabric else C.MULTI_NODE_PLAIN_UNPUBLISHED
+            )
+            warnings.append(Message(code, figures))
+        else:
+            code = C.MULTI_NODE_WITHOUT_RDMA if fabric else C.MULTI_NODE_PLAIN_NETWORK
+            warnings.append(Message(code, {**figures, "network_gbps": gbps}))
+        return
+    if gbps is not None and gbps < MIN_INTER_NODE_RDMA_GBPS:
+        warnings.append(Message(C.MULTI_NODE_RDMA_SLOW, {**figures, "network_gbps": gbps}))
+        return
+    joined = {"interconnect": fabric}
+    if gbps is None:
+        reasons.append(Message(C.NODES_JOINED_RDMA_UNPUBLISHED, joined))
+    elif offer.network_gbps is None:
+        reasons.append(Message(C.NODES_JOINED_RDMA_FABRIC, {**joined, "network_gbps": gbps}))
+    else:
+        reasons.append(Message(C.NODES_JOINED_RDMA, {**joined, "network_gbps": gbps}))
 
 
 def _annotate_alternatives(plans: list[Plan], twin: TwinOf) -> None:
@@ -219,6 +236,11 @@ def _failure_example(
         return Message(C.EXAMPLE_OFFER, named)
     if isinstance(step, OverMax):
         return Message(C.EXAMPLE_OVER_MAX_GPUS, {**named, "max_gpus": max_gpus})
+    if isinstance(step, NoFit) and step.reason == R.NO_INTER_NODE_FABRIC:
+        return Message(
+            C.EXAMPLE_NO_FABRIC,
+            {**named, "nodes": step.nodes, "total": step.total, "memory_gib": step.memory_gib},
+        )
     if isinstance(step, NoFit) and step.high_gib is not None:
         return Message(
             C.EXAMPLE_NO_FIT_HIGH,
@@ -270,9 +292,12 @@ def _advice(
     priced: int,
     term_priced: bool,
     spot: Message | None,
+    no_fabric: dict[str, int] | None = None,
 ) -> list[Message]:
     """What to change when plans are few or none, from the rejection tallies. Advice about the
-    training method is for fine-tuning only: pre-training has no LoRA or QLoRA."""
+    training method is for fine-tuning only: pre-training has no LoRA or QLoRA. ``no_fabric``:
+    the instances (provider/name) rejected for having no inter-node fabric, each with the
+    fewest nodes it would need."""
     advice: list[Message] = []
     finetune = workload.task == "finetune"
     training = workload.task != "inference"
@@ -286,10 +311,27 @@ def _advice(
     if not priced:
         if rejected.count(R.OVER_MAX_TOTAL_USD) or rejected.count(R.OVER_MAX_HOURS):
             advice.append(Message(C.OVER_BUDGET))
+        lacking = rejected.count(R.NO_INTER_NODE_FABRIC)
+        if lacking and no_fabric:
+            names = sorted(no_fabric, key=lambda name: (no_fabric[name], name))
+            shown = ", ".join(names[:NO_FABRIC_NAMED]) + (
+                ", ..." if len(names) > NO_FABRIC_NAMED else ""
+            )
+            advice.append(
+                Message(
+                    C.MULTI_NODE_NEEDS_FABRIC,
+                    {"count": lacking, "nodes": min(no_fabric.values()), "instance_types": shown},
+                )
+            )
         on_high = rejected.count(R.DOES_NOT_FIT_MEMORY_HIGH)
         if on_high:
             advice.append(Message(C.FIT_ON_POINT, {"count": on_high}))
-        if rejected.count(R.DOES_NOT_FIT_MEMORY) or rejected.count(R.NEEDS_MULTI_NODE) or on_high:
+        if (
+            rejected.count(R.DOES_NOT_FIT_MEMORY)
+            or rejected.count(R.NEEDS_MULTI_NODE)
+            or on_high
+            or lacking
+        ):
             if workload.method in ("full", "freeze") and finetune:
                 advice.append(Message(C.TRY_LORA))
             if workload.gradient_checkpointing != "full" and training:
@@ -318,7 +360,7 @@ def _what_would_fit(
             gpu_count=1,
             explain=False,
         )
-        factor = fit_factor(workload, fit_on)
+        factor = fit_factor(workload, fit_on, gpu_count=1)
         if est.memory_per_gpu_gib * factor <= big.memory_gib * (1 - FIT_HEADROOM):
             hints.append(Message(C.CHECKPOINTING_FITS_80GB, {"memory_gib": est.memory_per_gpu_gib}))
     small = cards.get(24)
@@ -331,7 +373,7 @@ def _what_would_fit(
             else FRAMEWORKS[workload.framework].lora_dropout,
         )  # fmt: skip
         est = estimate(qlora, gpu=small, gpu_count=1, explain=False)
-        factor = fit_factor(qlora, fit_on)
+        factor = fit_factor(qlora, fit_on, gpu_count=1)
         if est.memory_per_gpu_gib * factor <= small.memory_gib * (1 - FIT_HEADROOM):
             hints.append(Message(C.QLORA_FITS_24GB, {"memory_gib": est.memory_per_gpu_gib}))
     return hints

@@ -44,6 +44,9 @@ class Offer:
     inter_kind: str | None
     inter_rdma: bool
     network_gbps: float | None
+    # The inter-node interconnect's own bandwidth in Gbit/s (its catalog figure: per port or per
+    # instance, as its note says); None without a fabric. Stands in where network_gbps is missing.
+    inter_bandwidth_gbps: float | None
     pricing_model: str
     usd_per_hour: float
     observed_at: datetime
@@ -53,6 +56,12 @@ class Offer:
     volatile: bool = False
     # When this price turns stale (its shelf life ends); None when the reader did not say.
     stale_at: datetime | None = None
+
+    @property
+    def inter_node_gbps(self) -> float | None:
+        """Bandwidth between nodes, Gbit/s: the instance's network figure, else its inter-node
+        fabric's own; None where neither is published (unknown, never zero)."""
+        return self.network_gbps if self.network_gbps is not None else self.inter_bandwidth_gbps
 
     @property
     def label(self) -> str:
@@ -120,7 +129,7 @@ class Constraints:
 # What an offer's estimates depend on (see _hardware_key).
 HardwareKey = tuple[object, ...]
 # An instance type's planner values, shared by its offers in every region: (provider, its
-# mainland China flag, its compliance notes) and (instance type .. network_gbps), in Offer's
+# mainland China flag, its compliance notes) and (instance type .. inter_bandwidth_gbps), in Offer's
 # field order but for the GPU, held as its index in ``OfferColumns.gpus``, and the hardware key of
 # its offers. Holding no object the garbage collector tracks, these tuples drop out of its sight
 # after one collection: a quarter of a million offers add little to every full collection.
@@ -153,12 +162,15 @@ def _hardware(
     inter_slug: Any,
     inter_rdma: Any,
     network: Any,
+    inter_bandwidth: Any,
 ) -> HardwareKey:
     """What an offer's estimates depend on: the GPU, how many, and how they are joined (the one
-    definition of the key both ways of reaching an offer's figures use)."""
+    definition of the key both ways of reaching an offer's figures use). The bandwidth between
+    nodes is the one the planner uses (``Offer.inter_node_gbps``)."""
+    between = network if network is not None else inter_bandwidth
     return (
         id(gpu), gpu_count, intra_kind, intra_slug, intra_bandwidth, inter_slug is None,
-        inter_rdma, network,
+        inter_rdma, between,
     )  # fmt: skip
 
 
@@ -167,15 +179,18 @@ def _hardware_key(offer: Offer) -> HardwareKey:
     return _hardware(
         offer.gpu, offer.gpu_count, offer.intra_kind, offer.intra_slug,
         offer.intra_bandwidth_gb_s, offer.inter_slug, offer.inter_rdma, offer.network_gbps,
+        offer.inter_bandwidth_gbps,
     )  # fmt: skip
 
 
 def tail_hardware_key(tail: tuple[Any, ...], gpus: Sequence[GPUSpec]) -> HardwareKey:
     """``_hardware`` of the offers of an instance type, from its tail (see ``Kind``)."""
-    intra_slug, intra_kind, intra_bandwidth, inter_slug, _, inter_rdma, network = tail[10:17]
+    intra_slug, intra_kind, intra_bandwidth, inter_slug, _, inter_rdma, network, between = tail[
+        10:18
+    ]
     return _hardware(
         gpus[tail[1]], tail[4], intra_kind, intra_slug, intra_bandwidth, inter_slug, inter_rdma,
-        network,
+        network, between,
     )  # fmt: skip
 
 
@@ -315,7 +330,7 @@ class OfferColumns:
             if gpu is None:
                 gpu = gpus[id(offer.gpu)] = len(columns.gpus)
                 columns.gpus.append(offer.gpu)
-            head, tail = fields[1:4], (fields[7], gpu, *fields[9:24])
+            head, tail = fields[1:4], (fields[7], gpu, *fields[9:25])
             place: Place = fields[4:7]
             kind = kinds.get(head + tail)
             if kind is None:

@@ -13,7 +13,6 @@ from catalog.pricing import PricingModel
 from ..estimator import GPUSpec, Workload, gpu_hours_floor
 from ..messages import Message, MessageCode
 from ..messages import RejectionCode as R
-from ..uncertainty import fit_factor
 from .explain import (
     Stream,
     _advice,
@@ -68,6 +67,7 @@ def plan(
     objective: str = "cheapest",
     limit: int = 10,
     headroom: float = FIT_HEADROOM,
+    all_sizes: bool = True,
 ) -> PlanResult:
     """Rank every eligible (offer, node count) for ``workload``; see the package docstring.
 
@@ -81,9 +81,13 @@ def plan(
       accepted or rejected at once;
     - within a group the ranking key rises with the price, so groups are merged lazily and only
       the offers that can reach the answer are ranked one by one.
+
+    ``all_sizes=False`` lists one size of an offer per total: of the plans of one provider's GPU
+    in one region under one pricing model (1x, 2x, 4x, 8x instance types, any node count) whose
+    totals are equal to the cent, only the first ranked (``_top``).
     """
     return _Planner(workload, constraints, objective, headroom).run(
-        offers if isinstance(offers, OfferBook) else OfferBook(offers), limit
+        offers if isinstance(offers, OfferBook) else OfferBook(offers), limit, all_sizes
     )
 
 
@@ -122,6 +126,26 @@ def _lazy_merge(sources: Sequence[Source]) -> Stream:
             heapq.heapreplace(heap, (item[0], item[1], seq, item, source))
 
 
+def _size_key(candidate: _Candidate, region: str) -> tuple[object, ...] | None:
+    """What sizes of one offer share when their totals are equal: provider, GPU, region, pricing
+    model and the total to the cent; None without a total (no run length)."""
+    total = candidate.est_total_usd
+    if total is None:
+        return None
+    offer = candidate.offer
+    return (offer.provider, offer.gpu.slug, region, offer.pricing_model, round(total, 2))
+
+
+def _instance_names(offers: Sequence[Offer]) -> list[str]:
+    """The instance types (provider/name) among ``offers``, once each; read from the book's
+    instance-type table for a group's rows (no Offer built: a group may hold thousands)."""
+    if isinstance(offers, _OffersOf):
+        columns = offers.book.columns
+        kinds = dict.fromkeys(columns.kind[row] for row in offers.rows)
+        return [f"{columns.kinds[k][0][0]}/{columns.kinds[k][1][0]}" for k in kinds]
+    return list(dict.fromkeys(f"{o.provider}/{o.instance_type}" for o in offers))
+
+
 class _Planner:
     """One planning run: the constraints, the shared estimates and profiles, the tallies."""
 
@@ -134,7 +158,7 @@ class _Planner:
         self.workload = workload
         self.c = c
         self.objective = objective
-        self.cache = _EstimateCache(workload, headroom, fit_factor(workload, c.fit_on))
+        self.cache = _EstimateCache(workload, headroom, c.fit_on)
         self.max_gpus = c.max_gpus or DEFAULT_MAX_GPUS
         self.price_limits = c.max_usd_per_hour is not None or c.max_total_usd is not None
         self.first_only = objective != "fastest" and workload.task == "inference"
@@ -145,6 +169,8 @@ class _Planner:
         self.floors: dict[tuple[int, int], float | None] = {}  # (device id, nodes) -> floor
         self.leads: dict[int, float | None] = {}  # id(profile) -> what passes() found
         self.book = OfferBook([])  # the book being planned over (run)
+        # Instances rejected for having no inter-node fabric -> the fewest nodes they need.
+        self.no_fabric: dict[str, int] = {}
 
     def profile(self, hardware: HardwareKey, offer: Offer) -> _Profile:
         profile = self.profiles.get(hardware)
@@ -240,6 +266,9 @@ class _Planner:
             return _failure_example(offer, failure, profile, self.workload, self.max_gpus)
 
         self.rejected.add(reason, offers, example)
+        if reason == R.NO_INTER_NODE_FABRIC and failure is not None and failure.step is not None:
+            for name in _instance_names(offers):
+                self.no_fabric.setdefault(name, failure.step.nodes)
 
     def reject_failure(self, failure: Failure | None, offers: Sequence[Offer]) -> None:
         if failure is None and not self.c.allow_multi_node:
@@ -491,7 +520,7 @@ class _Planner:
         _, step = _best_step(offer.usd_per_hour, offer, route, self.objective)
         return _Candidate(offer, step, self.objective)
 
-    def run(self, book: OfferBook, limit: int) -> PlanResult:
+    def run(self, book: OfferBook, limit: int, all_sizes: bool = True) -> PlanResult:
         self.book = book
         usd = book.columns.usd
         sources: list[Source] = []
@@ -536,7 +565,7 @@ class _Planner:
                 sources.append((group.pricing_model, make, bound))
                 priced += passed
                 term_priced = term_priced or group.pricing_model in TERM_HOURS
-        ranked = self._top(sources, limit)
+        ranked = self._top(sources, limit, all_sizes)
         plans = [self._plan_from(candidate) for candidate in ranked]
         for rank, item in enumerate(plans, start=1):
             item.rank = rank
@@ -547,17 +576,24 @@ class _Planner:
         _annotate_alternatives(plans, twin)
         spot_sources = [source for source in sources if source[0] == PricingModel.SPOT]
         spot = _spot_saving([_lazy_merge(spot_sources)], twin, self.objective)
-        advice = _advice(self.workload, self.c, self.rejected, priced, term_priced, spot)
+        advice = _advice(
+            self.workload, self.c, self.rejected, priced, term_priced, spot, self.no_fabric
+        )
         advice.extend(_what_would_fit(self.workload, self.cards, plans, self.c.fit_on))
         advice.extend(_cap_advice(self.c, self.rejected, plans))
         return PlanResult(
             plans=plans, rejected=self.rejected, advice=advice, considered=self.considered
         )
 
-    def _top(self, sources: list[Source], limit: int) -> list[_Candidate]:
+    def _top(self, sources: list[Source], limit: int, all_sizes: bool = True) -> list[_Candidate]:
         """The best ``limit`` plans, one per machine and price: the same offer at the same price
-        in several regions is listed once, with the other regions named."""
+        in several regions is listed once, with the other regions named. Without ``all_sizes``,
+        one size per total too: a plan of the same provider's GPU in a region under a pricing
+        model where a plan ranked before it has the same total (to the cent) is left out. Under
+        cheapest and cheapest_hourly that keeps the smallest GPU count (equal totals rank by
+        price per hour), under fastest the largest (the same cost, sooner)."""
         kept: dict[tuple[object, ...], _Candidate] = {}
+        sized: set[tuple[object, ...]] = set()  # (provider, GPU, region, pricing, total)
         ranked: list[_Candidate] = []
         if limit <= 0:
             return ranked
@@ -571,9 +607,21 @@ class _Planner:
             first = kept.get(same)
             if first is not None:
                 first.other_regions.append(offer.region)
-            elif len(ranked) < limit:
-                kept[same] = candidate = _Candidate(offer, step, self.objective)
-                ranked.append(candidate)
+                twin = None if all_sizes else _size_key(first, offer.region)
+                if twin is not None:
+                    sized.add(twin)
+                continue
+            if len(ranked) >= limit:
+                continue
+            candidate = _Candidate(offer, step, self.objective)
+            if not all_sizes:
+                size = _size_key(candidate, offer.region)
+                if size is not None:
+                    if size in sized:
+                        continue
+                    sized.add(size)
+            kept[same] = candidate
+            ranked.append(candidate)
         return ranked
 
     def _plan_from(self, candidate: _Candidate) -> Plan:

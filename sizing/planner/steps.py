@@ -16,7 +16,7 @@ from ..estimator import (
     memory_per_gpu_gib,
 )
 from ..messages import RejectionCode as R
-from ..uncertainty import fit_headroom
+from ..uncertainty import fit_factor, fit_headroom
 from .offers import Constraints, Offer
 from .rules import NODE_COUNTS, PLAIN_NETWORK_GBPS
 
@@ -41,7 +41,9 @@ class NoFit:
     total: int
     sharding: str | None
     memory_gib: float
-    reason: str  # does_not_fit_memory, needs_multi_node or does_not_fit_memory_high
+    # does_not_fit_memory, needs_multi_node, does_not_fit_memory_high or no_inter_node_fabric
+    # (this node count would fit, but the instance has no network between nodes)
+    reason: str
     high_gib: float | None = None  # the high end of the memory range, when it decided
 
 
@@ -97,17 +99,30 @@ class _EstimateCache:
     """Estimates for one workload per (GPU, GPU count, topology), without the working: the
     planner weighs thousands of shapes and writes notes only for the plans it returns."""
 
-    def __init__(self, workload: Workload, headroom: float, fit_factor: float = 1.0) -> None:
+    def __init__(self, workload: Workload, headroom: float, fit_on: str = "point") -> None:
         self.workload = workload
         self.headroom = headroom
-        # Fits are decided on memory x fit_factor (the high end of the range, or 1: the point).
-        self.fit_factor = fit_factor
-        # Sharding is chosen so that memory x fit_factor leaves ``headroom`` free.
-        self.sharding_headroom = fit_headroom(headroom, fit_factor)
+        # Fits are decided on memory x the fit factor of the plan's own GPU count (the high end
+        # of the memory range for that layout, single or multi-GPU; or 1: the point estimate).
+        self.fit_on = fit_on
+        self._factors: dict[int, float] = {}
         self._cache: dict[tuple[object, ...], tuple[str | None, Estimate]] = {}
         self._by_sharding: dict[str, Workload] = {}
         self._memory: dict[tuple[int, int], tuple[str | None, float]] = {}
         self._sharded_for: dict[tuple[int, int], Workload] = {}
+
+    def fit_factor(self, gpu_count: int) -> float:
+        """What the fit test multiplies the memory estimate on ``gpu_count`` GPUs by: the high
+        end of the range of that layout (one GPU or several), or 1 on the point estimate."""
+        factor = self._factors.get(gpu_count)
+        if factor is None:
+            factor = self._factors[gpu_count] = fit_factor(self.workload, self.fit_on, gpu_count)
+        return factor
+
+    def sharding_headroom(self, gpu_count: int) -> float:
+        """The headroom sharding is chosen for on ``gpu_count`` GPUs: memory x that count's fit
+        factor leaves ``headroom`` free."""
+        return fit_headroom(self.headroom, self.fit_factor(gpu_count))
 
     def _sharded(self, gpu: GPUSpec, gpu_count: int) -> Workload:
         """The workload with the sharding it runs with on ``gpu_count`` x ``gpu`` (once per
@@ -123,7 +138,7 @@ class _EstimateCache:
         sharding = workload.sharding
         if sharding is None and workload.task != "inference":
             sharding = (
-                choose_sharding(workload, gpu, gpu_count, self.sharding_headroom)
+                choose_sharding(workload, gpu, gpu_count, self.sharding_headroom(gpu_count))
                 if gpu_count > 1
                 else "none"
             )
@@ -178,6 +193,18 @@ def _intra_node_class(offer: Offer, gpus_per_node: int) -> str:
             return "pcie"
         return "nvlink"
     return "pcie"
+
+
+def _inter_node_gbps(offer: Offer) -> float | None:
+    """The time model's bandwidth between nodes (Gbit/s), never a missing figure taken as zero:
+    the instance's network figure where published. Else, over RDMA, None (the time model's
+    default cluster fabric: a catalog RDMA figure is per port, as its note says, and the node
+    carries several); over a plain fabric, its own figure, or ordinary cloud networking."""
+    if offer.network_gbps is not None:
+        return offer.network_gbps
+    if offer.inter_rdma:
+        return None
+    return offer.inter_bandwidth_gbps or PLAIN_NETWORK_GBPS
 
 
 def _device(offer: Offer) -> GPUSpec:
@@ -264,6 +291,29 @@ class _Profile:
             kind = NoThroughput
         return kind(shape.nodes, shape.total, sharding, shape.memory_gib, shape.topology, est)
 
+    def _no_fit(self, total: int) -> tuple[str | None, float, float, float]:
+        """The sharding, memory per GPU, its high end (memory x the fit factor of ``total``)
+        and the limit they are held to, on ``total`` GPUs."""
+        sharding, memory = self.cache.memory(self.device, total)
+        limit = self.capacity * (1 - self.cache.headroom)
+        return sharding, memory, memory * self.cache.fit_factor(total), limit
+
+    def _no_fabric(self, nodes: int) -> None:
+        """For an instance without an inter-node fabric whose one node does not hold even the
+        estimate: the first node count from ``nodes`` on (within the GPU cap) that would fit,
+        as a step rejected for the missing fabric (NO_INTER_NODE_FABRIC). Memory only."""
+        last = self.shapes[-1] if self.shapes else None
+        if not (isinstance(last, NoFit) and last.reason == R.DOES_NOT_FIT_MEMORY):
+            return
+        for count in NODE_COUNTS[NODE_COUNTS.index(nodes) :]:
+            total = self.gpus_per_node * count
+            if total > self.max_gpus:
+                return
+            sharding, memory, high, limit = self._no_fit(total)
+            if high <= limit:
+                self.shapes.append(NoFit(count, total, sharding, memory, R.NO_INTER_NODE_FABRIC))
+                return
+
     def _advance(self) -> None:
         nodes = next(self._nodes, None)
         offer, c = self.offer, self.c
@@ -271,7 +321,9 @@ class _Profile:
             self._done = True
             return
         if nodes > 1 and offer.inter_slug is None:
-            # No network between instances is recorded (containers, single-GPU pods): one node only.
+            # No network between instances is recorded (containers, single-GPU pods): one node
+            # only. When one node does not hold the job, say how many it would take.
+            self._no_fabric(nodes)
             self._done = True
             return
         if nodes > 1 and self.workload.task == "inference" and not offer.inter_rdma:
@@ -283,9 +335,7 @@ class _Profile:
             self.shapes.append(OverMax(nodes, total))
             self._done = True
             return
-        sharding, memory = self.cache.memory(self.device, total)
-        limit = self.capacity * (1 - self.cache.headroom)
-        high = memory * self.cache.fit_factor
+        sharding, memory, high, limit = self._no_fit(total)
         if high > limit:
             if memory <= limit:  # the estimate fits, the high end of its range does not
                 self.shapes.append(
@@ -306,8 +356,6 @@ class _Profile:
             intra_node=self.intra,
             intra_bandwidth_gb_s=offer.intra_bandwidth_gb_s,
             inter_node_rdma=offer.inter_rdma and not one_node,
-            inter_node_gbps=None
-            if one_node
-            else offer.network_gbps or (None if offer.inter_rdma else PLAIN_NETWORK_GBPS),
+            inter_node_gbps=None if one_node else _inter_node_gbps(offer),
         )
         self.shapes.append(Shape(nodes, total, sharding, memory, topology))

@@ -287,7 +287,10 @@ def test_multi_node_without_rdma_is_flagged(api_client):
     items = body["recommendations"]
     assert [i["instance_type"] for i in items] == ["pn.8xa100"] and items[0]["nodes"] > 1
     assert any("WITHOUT RDMA" in w for w in items[0]["warnings"])
-    assert body["rejected"]["does_not_fit_memory"]["count"] == 1
+    # The twin would fit on as many nodes as the plan, but has no network between instances.
+    lonely_rejected = body["rejected"]["no_inter_node_fabric"]
+    assert lonely_rejected["count"] == 1
+    assert lonely_rejected["example_messages"][0]["params"]["nodes"] <= items[0]["nodes"]
 
 
 def test_get_takes_the_same_fields_as_query_parameters(api_client):

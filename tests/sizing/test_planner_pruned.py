@@ -84,3 +84,21 @@ def test_the_catalog_leaves_something_to_prune(book, monkeypatch):
     every = plan(workload, book, constraints, limit=10)
     assert len(pruned.plans) == 10
     assert pruned.considered < every.considered
+
+
+@pytest.mark.parametrize("objective", ["cheapest", "cheapest_hourly", "fastest"])
+@pytest.mark.parametrize("constraints_name", ["open", "hourly-cap", "total-cap"])
+@pytest.mark.parametrize("workload_name", sorted(WORKLOADS))
+def test_one_size_per_total_answers_as_the_exhaustive_run(
+    book, monkeypatch, workload_name, constraints_name, objective
+):
+    """Listing one size of an offer per total (the API's default) leaves the two runs equal:
+    both rank the same stream, and the sizes are left out as it is read."""
+    workload = workload_build(WORKLOADS[workload_name])
+    constraints = constraints_build(CONSTRAINTS[constraints_name])
+
+    pruned = plan(workload, book, constraints, objective=objective, limit=10, all_sizes=False)
+    monkeypatch.setattr(_Planner, "defer", False)
+    every = plan(workload, book, constraints, objective=objective, limit=10, all_sizes=False)
+
+    assert answer(pruned) == answer(every)

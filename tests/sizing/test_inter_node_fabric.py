@@ -1,0 +1,126 @@
+"""How a multi-node plan's nodes are joined: a bandwidth no one published is unknown, never 0;
+the RDMA warning is for fabrics without RDMA; an instance with no fabric is rejected as such."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from sizing.messages import MessageCode as C
+from sizing.planner.explain import _inter_node_messages
+from sizing.planner.steps import _inter_node_gbps
+from sizing.selectors import offer_list
+
+pytestmark = pytest.mark.django_db
+
+GB200_PRETRAIN = {
+    "workload": {
+        "model": "llama-3-70b",
+        "task": "pretrain",
+        "gradient_checkpointing": "full",
+        "tokens": 1e10,
+    },
+    "constraints": {"gpus": ["gb200"], "pricing": ["on_demand"], "include_stale": True},
+}
+
+
+def recommend(api_client, body):
+    response = api_client.post("/api/recommend", body, format="json")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def codes(messages):
+    return [m["code"] for m in messages]
+
+
+def test_an_infiniband_cluster_without_a_network_figure_is_not_warned_of_missing_rdma(
+    api_client,
+):
+    plans = recommend(api_client, GB200_PRETRAIN)["recommendations"]
+    multi = [p for p in plans if p["nodes"] > 1 and p["interconnect"]["inter_node_rdma"]]
+    assert multi
+    for p in multi:
+        assert "MULTI-NODE WITHOUT RDMA" not in " ".join(p["warnings"])
+        assert C.MULTI_NODE_WITHOUT_RDMA not in codes(p["warning_messages"])
+    unpublished = [p for p in multi if p["interconnect"]["network_gbps"] is None]
+    assert unpublished
+    for p in unpublished:
+        joined = [m for m in p["reason_messages"] if m["code"] == C.NODES_JOINED_RDMA_FABRIC]
+        assert joined and joined[0]["params"]["network_gbps"] > 0
+
+
+def _multi_node_offer(**over):
+    offer = next(o for o in offer_list() if o.inter_slug and o.inter_rdma and o.gpu_count >= 8)
+    return replace(offer, **over)
+
+
+def _said(offer, nodes=4):
+    reasons, warnings = [], []
+    _inter_node_messages(offer, nodes, reasons, warnings)
+    return [m.code for m in reasons], [m.code for m in warnings], reasons + warnings
+
+
+def test_no_bandwidth_anywhere_is_said_to_be_unpublished_never_zero():
+    offer = _multi_node_offer(network_gbps=None, inter_bandwidth_gbps=None)
+    reasons, warnings, said = _said(offer)
+    assert reasons == [C.NODES_JOINED_RDMA_UNPUBLISHED] and warnings == []
+    assert "not published" in said[0].text
+    plain = replace(offer, inter_rdma=False)
+    _, warnings, said = _said(plain)
+    assert warnings == [C.MULTI_NODE_WITHOUT_RDMA_UNPUBLISHED]
+    assert "(0 Gbit/s)" not in said[0].text and "not published" in said[0].text
+
+
+def test_the_rdma_warning_is_for_fabrics_without_rdma_and_slow_rdma_is_its_own_warning():
+    published = _multi_node_offer(network_gbps=3200.0)
+    assert _said(published)[:2] == ([C.NODES_JOINED_RDMA], [])
+    plain = replace(published, inter_rdma=False, network_gbps=None, inter_bandwidth_gbps=100.0)
+    assert _said(plain)[1] == [C.MULTI_NODE_WITHOUT_RDMA]
+    slow = replace(published, network_gbps=50.0)
+    assert _said(slow)[1] == [C.MULTI_NODE_RDMA_SLOW]
+
+
+def test_the_time_model_takes_a_plain_fabrics_own_figure_not_ten_gbit():
+    offer = _multi_node_offer(inter_rdma=False, network_gbps=None, inter_bandwidth_gbps=100.0)
+    assert _inter_node_gbps(offer) == 100.0
+    assert _inter_node_gbps(replace(offer, inter_bandwidth_gbps=None)) == 10.0
+    assert _inter_node_gbps(replace(offer, network_gbps=200.0)) == 200.0
+    rdma = replace(offer, inter_rdma=True)
+    assert _inter_node_gbps(rdma) is None  # the time model's default cluster fabric
+
+
+CHINA_70B = {
+    "workload": {
+        "model": "llama-3-70b",
+        "method": "full",
+        "gradient_checkpointing": "full",
+        "tokens": 1e9,
+    },
+    "constraints": {"mainland_china": True, "datacenter_only": True},
+}
+
+
+def test_an_instance_without_a_fabric_is_rejected_for_it_and_the_advice_names_it(api_client):
+    answer = recommend(api_client, CHINA_70B)
+    rejected = answer["rejected"]
+    assert "no_inter_node_fabric" in rejected, rejected.keys()
+    entry = rejected["no_inter_node_fabric"]
+    assert entry["count"] > 0 and entry["examples"]
+    assert "no inter-node fabric" in entry["examples"][0]
+    example = entry["example_messages"][0]
+    assert example["code"] == C.EXAMPLE_NO_FABRIC and example["params"]["nodes"] >= 2
+    advice = [m for m in answer["advice_messages"] if m["code"] == C.MULTI_NODE_NEEDS_FABRIC]
+    assert advice and advice[0]["params"]["nodes"] >= 2
+    assert "gn7e" in advice[0]["params"]["instance_types"]
+    chinese = api_client.post("/api/recommend?lang=zh-hans", CHINA_70B, format="json").json()
+    text = [m["text"] for m in chinese["advice_messages"] if m["code"] == C.MULTI_NODE_NEEDS_FABRIC]
+    assert text and "节点间互联网络" in text[0]
+
+
+def test_a_job_one_node_holds_is_not_rejected_for_the_missing_fabric(api_client):
+    small = {**CHINA_70B, "workload": {"model": "llama-3-8b", "method": "lora", "tokens": 1e8}}
+    answer = recommend(api_client, small)
+    assert answer["recommendations"]
+    assert "no_inter_node_fabric" not in answer["rejected"]
