@@ -137,6 +137,7 @@ REJECTIONS: dict[str, Promise] = {
         "Fits on the estimate, not on the high end of its range"
     ),
     RejectionCode.NEEDS_MULTI_NODE: _("Needs more than one node"),
+    RejectionCode.NO_INTER_NODE_FABRIC: _("Needs several nodes, but has no network between nodes"),
     RejectionCode.OVER_MAX_GPUS: _("More GPUs than allowed"),
     RejectionCode.OVER_MAX_USD_PER_HOUR: _("Over the hourly budget"),
     RejectionCode.OVER_MAX_TOTAL_USD: _("Over the total budget"),
