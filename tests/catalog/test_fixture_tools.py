@@ -1197,7 +1197,9 @@ def test_gcp_observations_supersede_older_figures_and_respect_sold_only_as(commo
     # regenerating changes nothing
     assert gcp.with_observations(merged, observed, records)[0] == merged
 
-    with pytest.raises(ValueError, match=r"the observations give 8 GPUs, the record 4"):
+    with pytest.raises(
+        ValueError, match=r"the observations give 8 GPUs, the machine type record 4"
+    ):
         gcp.with_observations(prices, observed, {**records, "a3-highgpu-8g": 4})
 
 
@@ -1328,7 +1330,9 @@ def test_aws_observations_re_date_confirmed_figures_add_new_pairs_and_keep_other
         capsys.readouterr().err
     )
 
-    with pytest.raises(ValueError, match=r"the observations give 8\.0 GPUs, the instance record 4"):
+    with pytest.raises(
+        ValueError, match=r"the observations give 8\.0 GPUs, the instance type record 4"
+    ):
         aws.with_observations([], observed, {"p5.48xlarge": 4})
     obs.write_text(
         OBSERVATION_HEADER + f"\n{stamp.replace('on_demand', 'spot')},H100,p5.48xlarge,"
