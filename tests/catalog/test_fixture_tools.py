@@ -1341,3 +1341,84 @@ def test_aws_observations_re_date_confirmed_figures_add_new_pairs_and_keep_other
     )
     with pytest.raises(ValueError, match="unexpected AWS pricing 'spot'"):
         aws.read_observations(args)
+
+
+@pytest.fixture(scope="module")
+def gpuclouds():
+    return _load("_gpuclouds")
+
+
+def test_gpuclouds_source_of_cites_the_file_at_its_commit(gpuclouds):
+    ref, url = gpuclouds.source_of("owner/repo", "data/x.csv", "0123456789abcdef" * 2 + "01234567")
+    assert ref == "owner/repo data/x.csv @012345678"
+    assert (
+        url
+        == "https://github.com/owner/repo/blob/" + "0123456789abcdef" * 2 + "01234567/data/x.csv"
+    )
+
+
+def test_gpuclouds_readers_keep_one_providers_on_demand_rows(gpuclouds, tmp_path):
+    table = {
+        "offers": [
+            {"provider": "runpod", "provisioning": "on-demand", "product": "a"},
+            {"provider": "runpod", "provisioning": "spot", "product": "b"},
+            {"provider": "lambda", "provisioning": "on-demand", "product": "c"},
+            {"provider": "runpod", "product": "d"},  # no provisioning: not on-demand
+        ]
+    }
+    assert [o["product"] for o in gpuclouds.table_rows(table, "runpod")] == ["a"]
+    path = tmp_path / "obs.csv"
+    path.write_text(
+        "\n".join(
+            [
+                OBSERVATION_HEADER,
+                "2026-10-10,t,coreweave,CoreWeave,neocloud,on_demand,H100,hgx-h100,us,US,8,49.24,6.155,",
+                "2026-10-10,t,coreweave,CoreWeave,neocloud,spot,H100,hgx-h100,us,US,8,24.62,3.0775,",
+                "2026-10-10,t,vast,Vast.ai,marketplace,on_demand,H100,median-offer,global,Global,1,4.0,4.0,7",
+            ]
+        ),
+        encoding="utf-8",
+    )
+    rows = gpuclouds.read_observations(path)
+    assert [r["usd_per_hour"] for r in rows] == ["49.24", "24.62", "4.0"]  # strings, as written
+    assert [r["pricing"] for r in gpuclouds.observation_rows(rows, "coreweave")] == [
+        "on_demand",
+        "spot",
+    ]
+    assert [r["usd_per_hour"] for r in gpuclouds.observation_rows(rows, "coreweave", "spot")] == [
+        "24.62"
+    ]
+    assert list(gpuclouds.observation_rows(rows, "lambda")) == []
+
+
+def test_gpuclouds_merged_names_agreeing_and_replaced_figures_and_skips_held_ones(
+    common, gpuclouds
+):
+    old = _row(common, 2.39, "2025-07-13", "old", "1x H100 PCIe (secure)", "global")
+    held = _row(common, 2.89, "2026-09-25", "table", "1x H100 PCIe (secure)", "global")
+    prices = [old, held]
+    # The same figure again (same date and amount) is left out, so the older 2.39 stays named.
+    again = _row(common, 2.89, "2026-09-25", "again", "1x H100 PCIe (secure)", "global")
+    (kept,) = gpuclouds.merged(prices, [again])
+    assert kept["source_url"] == "https://example.org/table"
+    assert "[newer than the 2025-07-13 figure 2.39 of https://example.org/old]" in kept["source"]
+    # A newer figure of the same amount names the one it corroborates, unless told not to.
+    newer = _row(common, 2.89, "2026-10-10", "obs", "1x H100 PCIe (secure)", "global")
+    (kept,) = gpuclouds.merged([held], [newer])
+    assert kept["observed_at"] == date(2026, 10, 10)
+    assert "[the same figure as the 2026-09-25 one of https://example.org/table]" in kept["source"]
+    (plain,) = gpuclouds.merged([held], [newer], name_agreeing=False)
+    assert plain == newer
+    # Another pricing model is another row: both stay.
+    spot = _row(common, 2.89, "2026-09-25", "table", "1x H100 PCIe (secure)", "global", "spot")
+    assert len(gpuclouds.merged([held], [spot])) == 2
+
+
+def test_gpuclouds_without_own_notes_strips_only_the_given_sources_notes(gpuclouds):
+    row = {
+        "source": "x [newer than the 2026-08-23 figure 3.29 of https://a/f] [newer than the 2025-07-13"
+        " figure 2.39 of https://a/old]"
+    }
+    (out,) = gpuclouds.without_own_notes([row], ["https://a/f"])
+    assert out["source"] == "x [newer than the 2025-07-13 figure 2.39 of https://a/old]"
+    assert row["source"].startswith("x [newer than the 2026-08-23")  # the input is not changed
