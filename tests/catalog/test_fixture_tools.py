@@ -1422,3 +1422,83 @@ def test_gpuclouds_without_own_notes_strips_only_the_given_sources_notes(gpuclou
     (out,) = gpuclouds.without_own_notes([row], ["https://a/f"])
     assert out["source"] == "x [newer than the 2025-07-13 figure 2.39 of https://a/old]"
     assert row["source"].startswith("x [newer than the 2026-08-23")  # the input is not changed
+
+
+def test_observation_rows_keep_one_source_date_each_row_and_stop_on_an_unlisted_pricing(
+    common, tmp_path
+):
+    obs = tmp_path / "obs.csv"
+    obs.write_text(
+        "\n".join(
+            [
+                OBSERVATION_HEADER,
+                "2026-10-10,2026-10-10T03:34:41+00:00,gcp,Google,hyperscaler,spot,H100,"
+                "a3-highgpu-8g,us-central1,NA,8,50.3153,6.2894,1",
+                "2026-10-09,2026-10-09T03:34:41+00:00,azure,Microsoft Azure,hyperscaler,on_demand,"
+                "H100,Standard_NC40ads_H100_v5,eastus,NA,1,6.98,6.98,1",
+                # another source's unusual pricing is not this reader's business
+                "2026-10-10,2026-10-10T03:34:41+00:00,vast,Vast.ai,marketplace,reserved,H100,"
+                "H100,global,NA,1,2.0,2.0,3",
+                "2026-10-10,2026-10-10T03:34:41+00:00,gcp,Google,hyperscaler,on_demand,A100-40GB,"
+                "a2-highgpu-1g,us-central1,NA,1,3.673,3.673,1",
+            ]
+        ),
+        encoding="utf-8",
+    )
+    rows = common.observation_rows(obs, "gcp")
+    assert [(row["sku"], row["pricing"], when) for row, when in rows] == [
+        ("a3-highgpu-8g", "spot", "2026-10-10"),
+        ("a2-highgpu-1g", "on_demand", "2026-10-10"),
+    ]
+    ((azure_row, azure_date),) = common.observation_rows(obs, "azure")
+    assert (azure_row["usd_per_hour"], azure_date) == ("6.98", "2026-10-09")
+    assert common.observation_rows(obs, "aws", ("on_demand",)) == []
+    with pytest.raises(ValueError, match=r"obs\.csv: unknown pricing 'spot' for a3-highgpu-8g"):
+        common.observation_rows(obs, "gcp", ("on_demand",))
+    with pytest.raises(ValueError, match=r"unexpected GCP pricing 'spot' for a3-highgpu-8g"):
+        common.observation_rows(obs, "gcp", ("on_demand",), unexpected="unexpected GCP pricing")
+
+
+def test_observation_citation_and_gpu_phrase(common):
+    commit = "ab49c8081de81f1dae5f8f7e7d46af80b68c35d6"
+    ref, url = common.observation_citation(
+        ["/tmp/x.csv", "ewyluda/gpu-price-index", "data/observations/2026/2026-10-10.csv", commit]
+    )
+    assert ref == "ewyluda/gpu-price-index data/observations/2026/2026-10-10.csv @ab49c8081"
+    assert url == (
+        f"https://github.com/ewyluda/gpu-price-index/blob/{commit}/data/observations/2026/2026-10-10.csv"
+    )
+    assert common.gpu_phrase("1") == "1 GPU"
+    assert common.gpu_phrase("8") == "8 GPUs"
+
+
+def test_the_three_hyperscaler_readers_cite_the_same_row_alike(tmp_path):
+    """aws, azure and gcp_prices read their rows through _common.observation_rows: one row each, same citation."""
+    obs = tmp_path / "obs.csv"
+    stamp = "2026-10-10,2026-10-10T03:34:41+00:00"
+    obs.write_text(
+        "\n".join(
+            [
+                OBSERVATION_HEADER,
+                f"{stamp},aws,AWS,hyperscaler,on_demand,H100,p5.4xlarge,us-east-1,NA,1,6.88,6.88,1",
+                f"{stamp},azure,Microsoft Azure,hyperscaler,spot,H100,Standard_ND96isr_H100_v5,"
+                "eastus,NA,8,12.5,1.5625,1",
+                f"{stamp},gcp,Google,hyperscaler,spot,H100,a3-highgpu-8g,us-central1,NA,8,50.3153,6.2894,1",
+            ]
+        ),
+        encoding="utf-8",
+    )
+    found = {}
+    for name in ("aws_prices", "azure_prices", "gcp_prices"):
+        ((row, count),) = _load(name).observed_prices(obs, "o/r p @aaaaaaaaa", "https://x")
+        found[name] = (row["instance_type"], row["pricing_model"], row["amount"], count)
+        assert row["observed_at"] == date(2026, 10, 10)
+        assert row["source_url"] == "https://x"
+        assert "recorded in o/r p @aaaaaaaaa" in row["source"]
+    assert found == {
+        "aws_prices": ("p5.4xlarge", "on_demand", 6.88, 1.0),
+        "azure_prices": ("Standard_ND96isr_H100_v5", "spot", 12.5, 8.0),
+        "gcp_prices": ("a3-highgpu-8g", "spot", 50.3153, 8),
+    }
+    assert "(1 GPU);" in _load("aws_prices").observed_prices(obs, "r", "u")[0][0]["source"]
+    assert "(8 GPUs);" in _load("gcp_prices").observed_prices(obs, "r", "u")[0][0]["source"]
