@@ -598,8 +598,9 @@ class _Planner:
         in several regions is listed once, with the other regions named. Without ``all_sizes``,
         one size per total too: a plan of the same provider's GPU in a region under a pricing
         model where a plan ranked before it has the same total (to the cent) is left out. Under
-        cheapest and cheapest_hourly that keeps the smallest GPU count (equal totals rank by
-        price per hour), under fastest the largest (the same cost, sooner)."""
+        cheapest and fastest that keeps the largest GPU count (at an equal total the faster plan
+        ranks first: the same cost, sooner), under cheapest_hourly the smallest (the lower price
+        per hour)."""
         kept: dict[tuple[object, ...], _Candidate] = {}
         sized: set[tuple[object, ...]] = set()  # (provider, GPU, region, pricing, total)
         ranked: list[_Candidate] = []

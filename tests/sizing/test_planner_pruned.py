@@ -12,10 +12,13 @@ the advice must be exactly the same.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 from django.core.management import call_command
 
 from sizing.planner import FIT_HEADROOM, OfferBook, _Planner, plan
+from sizing.planner.rules import _rank_key
 from sizing.planner.steps import Shape
 from sizing.selectors import offer_list
 from sizing.services import constraints_build, workload_build
@@ -199,3 +202,21 @@ def test_hours_without_the_estimate_are_the_estimates_hours(book):
                 assert hours == step.estimate.est_hours, (group.first.label, shape.nodes)
                 checked += 1
     assert checked > 100
+
+
+@pytest.mark.parametrize(
+    ("objective", "first", "second"),
+    [
+        # Equal totals: the faster plan first (then the lower hourly price).
+        ("cheapest", (4.0, 20.0, 5.0), (2.0, 20.0, 10.0)),
+        ("cheapest", (2.0, 19.0, 9.5), (4.0, 20.0, 5.0)),
+        # Equal hourly prices: the lower total, then the faster.
+        ("cheapest_hourly", (4.0, 18.0, 4.5), (4.0, 20.0, 5.0)),
+        ("cheapest_hourly", (2.0, 30.0, 15.0), (4.0, 20.0, 5.0)),
+    ],
+)
+def test_ties_go_to_the_plan_better_on_the_next_figure(objective, first, second):
+    est = SimpleNamespace(tokens_per_second=None)  # read under fastest only
+    key_first = _rank_key(*first, est, 1, objective)
+    key_second = _rank_key(*second, est, 1, objective)
+    assert key_first < key_second
