@@ -197,8 +197,8 @@ class RecommendInputSerializer(StrictSerializer):
         help_text=(
             "List every size of an offer. By default, of the plans of one provider's GPU in one "
             "region under one pricing model whose est_total_usd is equal (to the cent), only the "
-            "first ranked is listed: the smallest GPU count under cheapest and cheapest_hourly, "
-            "the largest under fastest."
+            "first ranked is listed: the largest GPU count under cheapest and fastest (at an equal "
+            "total the faster plan ranks first), the smallest under cheapest_hourly."
         ),
     )
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..estimator import gpu_hours_floor
+from ..messages import RejectionCode as R
 from .offers import Constraints, Offer
-from .rules import _limit_failure
-from .steps import Failure, Fits, _Profile
+from .rules import TERM_HOURS, _limit_failure
+from .steps import Failure, Fits, NoFit, OverMax, _Profile
 from .walk import _entry_key, _Walk
 
 # Two steps whose leading sort-key figures (at 1 USD/h) are this close may swap order once the
@@ -61,6 +62,74 @@ def _route(
             break
     contenders = _contenders(passing, leads)
     return _Route(walk.considered, passing, contenders, None if passing else walk.failure)
+
+
+@dataclass
+class _ShapeWalk:
+    """A profile's node counts as memory tells them, gone through once for all its pricing
+    models: how many a full walk considers, the indexes of those that fit memory, and the
+    failure a walk ends on when its last one does not fit (or the first is over the GPU cap)."""
+
+    considered: int
+    fitting: list[int]
+    end: Failure | None
+    # The route of every pricing model when nothing fits (no estimate can change it).
+    unfit: _Route | None
+
+
+def _shape_walk(profile: _Profile) -> _ShapeWalk:
+    walked = profile.shape_walk
+    if walked is not None:
+        return walked
+    fitting: list[int] = []
+    shapes = profile.all_shapes()
+    considered = len(shapes) - (1 if shapes and isinstance(shapes[-1], OverMax) else 0)
+    for index in range(considered):
+        if not isinstance(shapes[index], NoFit):
+            fitting.append(index)
+    end: Failure | None = None
+    if considered == 0 and shapes:  # the first node count is over the GPU cap
+        end = Failure(R.OVER_MAX_GPUS, shapes[0])
+    elif considered and isinstance(shapes[considered - 1], NoFit):
+        last = shapes[considered - 1]
+        assert isinstance(last, NoFit)
+        end = Failure(last.reason, last)
+    unfit = None if fitting else _Route(considered, [], [], end)
+    walked = profile.shape_walk = _ShapeWalk(considered, fitting, end, unfit)
+    return walked
+
+
+def _quick_route(profile: _Profile, pricing_model: str, c: Constraints) -> _Route | None:
+    """``_route`` without walking the steps where memory and hours decide it, else None.
+
+    Where no node count fits memory, every pricing model fails alike. Under a commitment term
+    (no limit on the price) where no node count passes its rules, the node counts that fit are
+    not estimated (``_Profile.hours``) and the failure at the last one holds its shape
+    (estimated only if a rejection example names it, ``_Planner.reject``); a run too short for
+    the term fails at every node count, and a profile's terms share its hours. Where a node
+    count passes a term, its route is walked (None)."""
+    if pricing_model not in TERM_HOURS and profile.shape_walk is None and profile.first_fit():
+        return None  # hourly, and a node count fits: the walk weighs no more than it needs
+    walked = _shape_walk(profile)
+    if walked.unfit is not None:
+        return walked.unfit
+    if pricing_model not in TERM_HOURS:
+        return None
+    tokens = profile.workload.tokens
+    reason: str | None = None
+    for index in walked.fitting:
+        hours = profile.hours(index)
+        if tokens and hours is None:  # no throughput figure: the walk ends here
+            return _Route(index + 1, [], [], Failure(R.NO_THROUGHPUT_FIGURE, profile.step(index)))
+        reason = _limit_failure(c, pricing_model, hours, hourly=None, total=None)
+        if reason is None:
+            return None
+    last = walked.fitting[-1]
+    if last == walked.considered - 1:  # the walk ends on a node count that fits
+        assert reason is not None
+        shape = profile.shapes[last]
+        return _Route(walked.considered, [], [], Failure(reason, shape))
+    return _Route(walked.considered, [], [], walked.end)
 
 
 def _contenders(steps: list[Fits], leads: list[float]) -> list[Fits]:

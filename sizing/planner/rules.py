@@ -145,11 +145,15 @@ def _rank_key(
     gpu_count: float,
     objective: str,
 ) -> tuple[float, ...]:
-    """The figures a plan ranks by, in the same order as Plan.sort_key."""
+    """The figures a plan ranks by, in the same order as Plan.sort_key. Ties go to the plan
+    that is better on the figures that matter next: at an equal total cost (cheapest) the
+    faster one, then the lower hourly price; at an equal hourly price (cheapest_hourly) the
+    lower total, then the faster; at equal hours (fastest) the higher throughput, then the
+    lower total and hourly price."""
     total_key = total if total is not None else math.inf
     hours_key = hours if hours is not None else math.inf
     if objective == "fastest":
         return (hours_key, -(est.tokens_per_second or 0.0) * gpu_count, total_key, hourly)
     if objective == "cheapest_hourly":
         return (hourly, total_key, hours_key)
-    return (total_key, hourly, hours_key)
+    return (total_key, hours_key, hourly)

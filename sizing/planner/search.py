@@ -23,7 +23,7 @@ from .explain import (
     _spot_saving,
     _what_would_fit,
 )
-from .fastpaths import _best_step, _contenders, _dominated, _Route, _route
+from .fastpaths import _best_step, _contenders, _dominated, _quick_route, _Route, _route
 from .offers import (
     Constraints,
     HardwareKey,
@@ -171,6 +171,19 @@ class _Planner:
         self.book = OfferBook([])  # the book being planned over (run)
         # Instances rejected for having no inter-node fabric -> the fewest nodes they need.
         self.no_fabric: dict[str, int] = {}
+        # Whether passes() can vouch for a group billed by the hour (the rest of its test).
+        self.bounded = (
+            self.defer
+            and objective in ("cheapest", "cheapest_hourly")
+            and workload.is_training
+            and bool(workload.tokens)
+            and c.max_hours is None
+            and not self.first_only
+        )
+        # Whether a constraint narrows the offers of a group (providers, regions, countries).
+        self.narrowed = bool(
+            c.providers or c.regions or c.countries or c.mainland_china is not None
+        )
 
     def profile(self, hardware: HardwareKey, offer: Offer) -> _Profile:
         profile = self.profiles.get(hardware)
@@ -186,9 +199,12 @@ class _Planner:
         billing = offer.pricing_model if offer.pricing_model in TERM_HOURS else "hourly"
         route = profile.routes.get((billing, prune))
         if route is None:
-            route = profile.routes[(billing, prune)] = _route(
-                profile, offer, self.c, self.objective, self.first_only, prune
-            )
+            # Decided on memory and hours alone where they suffice (_quick_route).
+            if self.defer:
+                route = _quick_route(profile, billing, self.c)
+            if route is None:
+                route = _route(profile, offer, self.c, self.objective, self.first_only, prune)
+            profile.routes[(billing, prune)] = route
         return route
 
     def passes(self, profile: _Profile, offer: Offer, prune: bool) -> float | None:
@@ -203,27 +219,15 @@ class _Planner:
         least the GPU-hours floor there per GPU of a node (cheapest: nodes x hours at 1 USD/h,
         and the floor rises with the node count) or that node count (cheapest_hourly).
         """
-        c, workload = self.c, self.workload
-        if (
-            not self.defer
-            or self.objective not in ("cheapest", "cheapest_hourly")
-            or not workload.is_training
-            or not workload.tokens
-            or c.max_hours is not None
-            or offer.pricing_model in TERM_HOURS
-            or self.first_only
-            or not prune
-        ):
+        if not self.bounded or not prune or offer.pricing_model in TERM_HOURS:
             return None
         key = id(profile)
         if key in self.leads:
             return self.leads[key]
-        index = 0
-        while (shape := profile.shape(index)) is not None and isinstance(shape, NoFit):
-            index += 1
+        shape = profile.first_fit()
         lead: float | None = None
         # Nothing fits, or no throughput figure: the route fails, and says why.
-        if shape is not None and not isinstance(shape, OverMax):
+        if shape is not None:
             floor = self.floor(profile, shape.nodes)
             if floor is not None and self.objective == "cheapest_hourly":
                 lead = float(shape.nodes)
@@ -263,7 +267,10 @@ class _Planner:
             if failure is None:
                 return Message(MessageCode.EXAMPLE_OFFER, offer.label_params)
             profile = self.profiles[_hardware_key(offer)]
-            return _failure_example(offer, failure, profile, self.workload, self.max_gpus)
+            named = failure
+            if isinstance(failure.step, Shape):  # a node count left unestimated (_quick_route)
+                named = Failure(failure.reason, profile.estimated(failure.step))
+            return _failure_example(offer, named, profile, self.workload, self.max_gpus)
 
         self.rejected.add(reason, offers, example)
         if reason == R.NO_INTER_NODE_FABRIC and failure is not None and failure.step is not None:
@@ -288,7 +295,7 @@ class _Planner:
         if first.pricing_model not in c.pricing or (c.gpus and first.gpu.slug not in c.gpus):
             return []
         entries = group.entries
-        narrowed = bool(c.providers or c.regions or c.countries or c.mainland_china is not None)
+        narrowed = self.narrowed
         if narrowed:
             entries = book.in_scope(entries, c)
         size = round(first.gpu.memory_gib)
@@ -556,7 +563,8 @@ class _Planner:
                     self.considered += route.considered * len(entries)
                     if not route.passing:
                         self.reject_failure(route.failure, _OffersOf(book, entries))
-                    passed = len(entries) if route.passing else 0
+                        continue
+                    passed = len(entries)
 
                     def make(entries: Sequence[int] = entries, route: _Route = route) -> Stream:
                         return self.stream(entries, route)
@@ -590,8 +598,9 @@ class _Planner:
         in several regions is listed once, with the other regions named. Without ``all_sizes``,
         one size per total too: a plan of the same provider's GPU in a region under a pricing
         model where a plan ranked before it has the same total (to the cent) is left out. Under
-        cheapest and cheapest_hourly that keeps the smallest GPU count (equal totals rank by
-        price per hour), under fastest the largest (the same cost, sooner)."""
+        cheapest and fastest that keeps the largest GPU count (at an equal total the faster plan
+        ranks first: the same cost, sooner), under cheapest_hourly the smallest (the lower price
+        per hour)."""
         kept: dict[tuple[object, ...], _Candidate] = {}
         sized: set[tuple[object, ...]] = set()  # (provider, GPU, region, pricing, total)
         ranked: list[_Candidate] = []

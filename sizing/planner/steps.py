@@ -6,22 +6,24 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple
 
+from ..compute import training_speed
 from ..estimator import (
     Estimate,
     GPUSpec,
     Topology,
     Workload,
+    _memory,
     choose_sharding,
     estimate,
-    memory_per_gpu_gib,
 )
+from ..memory import GIB
 from ..messages import RejectionCode as R
 from ..uncertainty import fit_factor, fit_headroom
 from .offers import Constraints, Offer
 from .rules import NODE_COUNTS, PLAIN_NETWORK_GBPS
 
 if TYPE_CHECKING:
-    from .fastpaths import _Route
+    from .fastpaths import _Route, _ShapeWalk
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +112,10 @@ class _EstimateCache:
         self._by_sharding: dict[str, Workload] = {}
         self._memory: dict[tuple[int, int], tuple[str | None, float]] = {}
         self._sharded_for: dict[tuple[int, int], Workload] = {}
+        self._hours: dict[tuple[object, ...], float | None] = {}
+        self._trainable: dict[tuple[int, int], float] = {}
+        self.verdicts: dict[tuple[int, int, int, bool], NoFit | tuple[str | None, float]] = {}
+        self._fabric: dict[tuple[int, int, int, int], NoFit | None] = {}
 
     def fit_factor(self, gpu_count: int) -> float:
         """What the fit test multiplies the memory estimate on ``gpu_count`` GPUs by: the high
@@ -156,14 +162,70 @@ class _EstimateCache:
         hit = self._memory.get(key)
         if hit is None:
             workload = self._sharded(gpu, gpu_count)
-            hit = self._memory[key] = (workload.sharding, memory_per_gpu_gib(workload, gpu_count))
+            # memory_per_gpu_gib, keeping the trainable parameters the time model takes (hours)
+            held = _memory(workload, gpu_count, workload.sharding or "none", False)
+            self._trainable[key] = held.trainable_params
+            hit = self._memory[key] = (workload.sharding, held.total / GIB)
         return hit
 
-    def get(self, gpu: GPUSpec, gpu_count: int, topology: Topology) -> tuple[str | None, Estimate]:
-        key = (
+    @staticmethod
+    def _key(gpu: GPUSpec, gpu_count: int, topology: Topology) -> tuple[object, ...]:
+        return (
             id(gpu), gpu_count, topology.gpus_per_node, topology.intra_node,
             topology.intra_bandwidth_gb_s, topology.inter_node_rdma, topology.inter_node_gbps,
         )  # fmt: skip
+
+    def _high(self, gpu: GPUSpec, total: int) -> tuple[str | None, float, float, float]:
+        """The sharding, memory per GPU, its high end (memory x the fit factor of ``total``)
+        and the limit they are held to, on ``total`` x ``gpu``."""
+        sharding, memory = self.memory(gpu, total)
+        limit = gpu.memory_gib * (1 - self.headroom)
+        return sharding, memory, memory * self.fit_factor(total), limit
+
+    def verdict(
+        self, gpu: GPUSpec, nodes: int, total: int, multi_node: bool
+    ) -> NoFit | tuple[str | None, float]:
+        """Whether ``total`` x ``gpu`` on ``nodes`` nodes fits memory: the NoFit step if not
+        (``multi_node``: whether more nodes are allowed, which names the reason), else the
+        sharding and memory per GPU. Once per run and GPU: every machine with that GPU shares
+        it (a NoFit holds nothing of the machine)."""
+        key = (id(gpu), nodes, total, multi_node)
+        hit = self.verdicts.get(key)
+        if hit is None:
+            sharding, memory, high, limit = self._high(gpu, total)
+            if high <= limit:
+                hit = (sharding, memory)
+            elif memory <= limit:  # the estimate fits, the high end of its range does not
+                hit = NoFit(nodes, total, sharding, memory, R.DOES_NOT_FIT_MEMORY_HIGH, high)
+            else:
+                reason = R.DOES_NOT_FIT_MEMORY if nodes == 1 or multi_node else R.NEEDS_MULTI_NODE
+                hit = NoFit(nodes, total, sharding, memory, reason)
+            self.verdicts[key] = hit
+        return hit
+
+    def no_fabric(
+        self, gpu: GPUSpec, gpus_per_node: int, nodes: int, max_gpus: int
+    ) -> NoFit | None:
+        """The first node count from ``nodes`` on (within ``max_gpus``) at which nodes of
+        ``gpus_per_node`` x ``gpu`` would hold the job, as a step rejected for the missing
+        fabric (NO_INTER_NODE_FABRIC); None if none would. Memory only, once per run."""
+        key = (id(gpu), gpus_per_node, nodes, max_gpus)
+        if key in self._fabric:
+            return self._fabric[key]
+        found: NoFit | None = None
+        for count in NODE_COUNTS[NODE_COUNTS.index(nodes) :]:
+            total = gpus_per_node * count
+            if total > max_gpus:
+                break
+            sharding, memory, high, limit = self._high(gpu, total)
+            if high <= limit:
+                found = NoFit(count, total, sharding, memory, R.NO_INTER_NODE_FABRIC)
+                break
+        self._fabric[key] = found
+        return found
+
+    def get(self, gpu: GPUSpec, gpu_count: int, topology: Topology) -> tuple[str | None, Estimate]:
+        key = self._key(gpu, gpu_count, topology)
         hit = self._cache.get(key)
         if hit is None:
             workload = self._sharded(gpu, gpu_count)
@@ -173,6 +235,30 @@ class _EstimateCache:
             )  # fmt: skip
             hit = self._cache[key] = (workload.sharding, est)
         return hit
+
+    def hours(self, gpu: GPUSpec, gpu_count: int, topology: Topology) -> float | None:
+        """``get(...)[1].est_hours``, for training without building the estimate: the time model
+        alone, called as ``estimate`` calls it (the sharded workload, its sharding, the trainable
+        parameters of its memory). A rule that needs only the hours (the commitment terms) reads
+        it for node counts no plan may come from; a quarter of the estimate's cost."""
+        key = self._key(gpu, gpu_count, topology)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit[1].est_hours
+        if key in self._hours:
+            return self._hours[key]
+        workload = self._sharded(gpu, gpu_count)
+        if not workload.is_training or gpu_count % workload.model_parallel:
+            return self.get(gpu, gpu_count, topology)[1].est_hours  # (which raises as it does)
+        sharding = workload.sharding or "none"
+        trainable = self._trainable.get((id(gpu), gpu_count))
+        if trainable is None:
+            trainable = _memory(workload, gpu_count, sharding, False).trainable_params
+        hours = self._hours[key] = training_speed(
+            workload, gpu, gpu_count=gpu_count, sharding=sharding, topology=topology,
+            trainable_params=trainable, explain=False,
+        ).est_hours  # fmt: skip
+        return hours
 
     def explained(self, gpu: GPUSpec, gpu_count: int, topology: Topology) -> Estimate:
         """The same estimate with its working (notes), for a plan that is returned."""
@@ -257,6 +343,7 @@ class _Profile:
         self._done = False
         self._steps_done = False
         self.routes: dict[tuple[str, bool], _Route] = {}
+        self.shape_walk: _ShapeWalk | None = None  # fastpaths._shape_walk
 
     def shape(self, index: int) -> ShapeStep | None:
         """The step at ``index`` as far as memory tells: over the GPU cap, not fitting, or fitting
@@ -278,6 +365,24 @@ class _Profile:
             self._steps_done = isinstance(step, NoThroughput)
         return self.steps[index] if index < len(self.steps) else None
 
+    def hours(self, index: int) -> float | None:
+        """The hours of the step at ``index``, a node count that fits memory (a Shape), without
+        its estimate when the step has not been made (``_EstimateCache.hours``)."""
+        if index < len(self.steps):
+            step = self.steps[index]
+            assert isinstance(step, Fits | NoThroughput), "hours of a node count that fits"
+            return step.estimate.est_hours
+        shape = self.shapes[index]
+        assert isinstance(shape, Shape), "hours of a node count that fits"
+        return self.cache.hours(self.device, shape.total, shape.topology)
+
+    def estimated(self, shape: Shape) -> Step:
+        """The step (with its estimate) of one of this profile's shapes."""
+        index = next(i for i, held in enumerate(self.shapes) if held is shape)
+        step = self.step(index)
+        assert step is not None
+        return step
+
     def _estimated(self, shape: ShapeStep) -> Step:
         if not isinstance(shape, Shape):
             return shape
@@ -291,13 +396,6 @@ class _Profile:
             kind = NoThroughput
         return kind(shape.nodes, shape.total, sharding, shape.memory_gib, shape.topology, est)
 
-    def _no_fit(self, total: int) -> tuple[str | None, float, float, float]:
-        """The sharding, memory per GPU, its high end (memory x the fit factor of ``total``)
-        and the limit they are held to, on ``total`` GPUs."""
-        sharding, memory = self.cache.memory(self.device, total)
-        limit = self.capacity * (1 - self.cache.headroom)
-        return sharding, memory, memory * self.cache.fit_factor(total), limit
-
     def _no_fabric(self, nodes: int) -> None:
         """For an instance without an inter-node fabric whose one node does not hold even the
         estimate: the first node count from ``nodes`` on (within the GPU cap) that would fit,
@@ -305,57 +403,71 @@ class _Profile:
         last = self.shapes[-1] if self.shapes else None
         if not (isinstance(last, NoFit) and last.reason == R.DOES_NOT_FIT_MEMORY):
             return
-        for count in NODE_COUNTS[NODE_COUNTS.index(nodes) :]:
-            total = self.gpus_per_node * count
-            if total > self.max_gpus:
-                return
-            sharding, memory, high, limit = self._no_fit(total)
-            if high <= limit:
-                self.shapes.append(NoFit(count, total, sharding, memory, R.NO_INTER_NODE_FABRIC))
-                return
+        found = self.cache.no_fabric(self.device, self.gpus_per_node, nodes, self.max_gpus)
+        if found is not None:
+            self.shapes.append(found)
+
+    def all_shapes(self) -> list[ShapeStep]:
+        """Every node count's shape, to the last."""
+        while not self._done:
+            self._advance()
+        return self.shapes
+
+    def first_fit(self) -> Shape | None:
+        """The first node count that fits memory, if one does before the GPU cap."""
+        self.shape(0)  # advances past every node count that does not fit
+        for shape in self.shapes:
+            if not isinstance(shape, NoFit):
+                return shape if isinstance(shape, Shape) else None
+        return None
 
     def _advance(self) -> None:
-        nodes = next(self._nodes, None)
-        offer, c = self.offer, self.c
-        if nodes is None or (nodes > 1 and (not c.allow_multi_node or offer.gpu_count < 1)):
-            self._done = True
-            return
-        if nodes > 1 and offer.inter_slug is None:
-            # No network between instances is recorded (containers, single-GPU pods): one node
-            # only. When one node does not hold the job, say how many it would take.
-            self._no_fabric(nodes)
-            self._done = True
-            return
-        if nodes > 1 and self.workload.task == "inference" and not offer.inter_rdma:
-            # Tensor-parallel serving across nodes over plain networking is not worth offering.
-            self._done = True
-            return
-        total = self.gpus_per_node * nodes
-        if total > self.max_gpus:
-            self.shapes.append(OverMax(nodes, total))
-            self._done = True
-            return
-        sharding, memory, high, limit = self._no_fit(total)
-        if high > limit:
-            if memory <= limit:  # the estimate fits, the high end of its range does not
-                self.shapes.append(
-                    NoFit(nodes, total, sharding, memory, R.DOES_NOT_FIT_MEMORY_HIGH, high)
-                )
+        """Add the next node counts' shapes: those that do not fit, up to the next one that
+        does (the last one: its Topology is made only when it is asked for)."""
+        offer, shapes, verdicts = self.offer, self.shapes, self.cache.verdicts
+        device, gpus_per_node, multi_node = self.device, self.gpus_per_node, self.c.allow_multi_node
+        while True:
+            nodes = next(self._nodes, None)
+            if nodes is None:
+                self._done = True
                 return
-            reason = (
-                R.DOES_NOT_FIT_MEMORY if nodes == 1 or c.allow_multi_node else R.NEEDS_MULTI_NODE
+            if nodes > 1:
+                if not (multi_node and offer.gpu_count >= 1):
+                    self._done = True
+                    return
+                if offer.inter_slug is None:
+                    # No network between instances is recorded (containers, single-GPU pods):
+                    # one node only. When one node does not hold the job, say how many it
+                    # would take.
+                    self._no_fabric(nodes)
+                    self._done = True
+                    return
+                if self.workload.task == "inference" and not offer.inter_rdma:
+                    # Tensor-parallel serving across nodes over plain networking: not offered.
+                    self._done = True
+                    return
+            total = gpus_per_node * nodes
+            if total > self.max_gpus:
+                shapes.append(OverMax(nodes, total))
+                self._done = True
+                return
+            verdict = verdicts.get((id(device), nodes, total, multi_node))
+            if verdict is None:
+                verdict = self.cache.verdict(device, nodes, total, multi_node)
+            if isinstance(verdict, NoFit):
+                shapes.append(verdict)
+                continue
+            sharding, memory = verdict
+            # Inside one node the network between nodes plays no part: machines that differ
+            # only in their NICs share the estimate.
+            one_node = nodes == 1
+            topology = Topology(
+                gpu_count=total,
+                gpus_per_node=gpus_per_node,
+                intra_node=self.intra,
+                intra_bandwidth_gb_s=offer.intra_bandwidth_gb_s,
+                inter_node_rdma=offer.inter_rdma and not one_node,
+                inter_node_gbps=None if one_node else _inter_node_gbps(offer),
             )
-            self.shapes.append(NoFit(nodes, total, sharding, memory, reason))
+            shapes.append(Shape(nodes, total, sharding, memory, topology))
             return
-        # Inside one node the network between nodes plays no part: machines that differ only
-        # in their NICs share the estimate.
-        one_node = nodes == 1
-        topology = Topology(
-            gpu_count=total,
-            gpus_per_node=self.gpus_per_node,
-            intra_node=self.intra,
-            intra_bandwidth_gb_s=offer.intra_bandwidth_gb_s,
-            inter_node_rdma=offer.inter_rdma and not one_node,
-            inter_node_gbps=None if one_node else _inter_node_gbps(offer),
-        )
-        self.shapes.append(Shape(nodes, total, sharding, memory, topology))

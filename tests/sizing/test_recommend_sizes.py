@@ -31,14 +31,22 @@ def test_by_default_one_size_of_an_offer_per_total_is_listed(api_client):
     assert max(sizes(every[:8]).values()) > 1  # the catalog has such repeats to collapse
     listed = recommend(api_client)
     assert len(listed) == 8 and max(sizes(listed).values()) == 1
-    # The smallest size of each is the one kept (equal totals rank by price per hour).
+    # The first ranked size of each is the one kept: at an equal total the faster one, here the
+    # largest GPU count (the same cost, sooner).
+    faster_kept = 0
     for p in listed:
         twins = [
             q for q in every
             if (q["provider"], q["gpu"], q["region"], q["pricing_model"], q["est_total_usd"])
             == (p["provider"], p["gpu"], p["region"], p["pricing_model"], p["est_total_usd"])
         ]  # fmt: skip
-        assert p["gpu_count"] == min(q["gpu_count"] for q in twins)
+        first = min(twins, key=lambda q: q["rank"])
+        assert (p["instance_type"], p["gpu_count"]) == (first["instance_type"], first["gpu_count"])
+        assert p["est_hours"] == min(q["est_hours"] for q in twins)
+        if len(twins) > 1:
+            assert p["gpu_count"] == max(q["gpu_count"] for q in twins)
+            faster_kept += 1
+    assert faster_kept  # a size with twins was listed
     assert [p["rank"] for p in listed] == list(range(1, 9))
 
 
