@@ -61,6 +61,8 @@ class RejectionCode(StrEnum):
     RUN_TOO_SHORT_FOR_TERM = "run_too_short_for_term"
     # planfix: more nodes would fit, but the instance has no network between instances.
     NO_INTER_NODE_FABRIC = "no_inter_node_fabric"
+    # sizingfix: the framework refuses quantised (QLoRA) training on this many GPUs.
+    FRAMEWORK_GPU_LIMIT = "framework_gpu_limit"
 
 
 class MessageCode(StrEnum):
@@ -176,6 +178,9 @@ class MessageCode(StrEnum):
     MULTI_NODE_NEEDS_FABRIC = "multi_node_needs_fabric"
     EXAMPLE_NO_FABRIC = "example_no_fabric"
     NO_PRICE_IN_PRICING = "no_price_in_pricing"
+    # sizingfix: a framework's GPU limit for quantised training.
+    EXAMPLE_FRAMEWORK_GPU_LIMIT = "example_framework_gpu_limit"
+    FRAMEWORK_GPU_LIMIT_ADVICE = "framework_gpu_limit_advice"
 
 
 # One template per code and language: str.format fields named by the message's params. Derived
@@ -780,6 +785,25 @@ TEMPLATES.update(
         MessageCode.NO_PRICE_IN_PRICING: {
             "en": 'no current price for {target} under {asked}; it is sold under {sold_as}: ask for it with constraints.pricing (e.g. "pricing": ["{first}"])',
             "zh-hans": '{target} 在 {asked} 下没有当前价格；它以 {sold_as} 方式出售：请在 constraints.pricing 中指定（例如 "pricing": ["{first}"]）',
+        },
+    }
+)
+
+
+# --- sizingfix: a framework's GPU limit for quantised training (sizing/frameworks.py) --------
+TEMPLATES.update(
+    {
+        RejectionCode.FRAMEWORK_GPU_LIMIT: {
+            "en": "The framework does not train a quantised (QLoRA) model on this many GPUs",
+            "zh-hans": "该框架不支持在这么多块 GPU 上进行量化（QLoRA）训练",
+        },
+        MessageCode.EXAMPLE_FRAMEWORK_GPU_LIMIT: {
+            "en": "{offer}: {gpu_count:g} GPUs; {framework} trains QLoRA on at most {max_gpus}",
+            "zh-hans": "{offer}：{gpu_count:g} 块 GPU；{framework} 的 QLoRA 训练最多只能用 {max_gpus} 块",
+        },
+        MessageCode.FRAMEWORK_GPU_LIMIT_ADVICE: {
+            "en": "{framework} refuses quantised (QLoRA) training on more than {max_gpus} GPU(s), so {count} offer(s) with more were left out. Run it on {max_gpus} GPU(s), or for QLoRA across GPUs use framework hf (PEFT with FSDP) or torchtune (lora_finetune_distributed).",
+            "zh-hans": "{framework} 不支持在超过 {max_gpus} 块 GPU 上进行量化（QLoRA）训练，因此排除了 {count} 个 GPU 更多的报价。请在 {max_gpus} 块 GPU 上运行；若要多卡 QLoRA，请改用 hf 框架（PEFT + FSDP）或 torchtune（lora_finetune_distributed）。",
         },
     }
 )

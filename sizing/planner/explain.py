@@ -11,7 +11,7 @@ from typing import Any
 from catalog.pricing import PricingModel
 
 from ..estimator import Estimate, GPUSpec, Workload, estimate
-from ..frameworks import FRAMEWORKS
+from ..frameworks import FRAMEWORKS, quantised_gpu_limit
 from ..messages import Message
 from ..messages import MessageCode as C
 from ..messages import RejectionCode as R
@@ -232,6 +232,12 @@ def _failure_example(
     """The example a rejection lists, written only for the first few of each reason."""
     step = failure.step
     named: dict[str, Any] = {**offer.label_params}
+    if failure.reason == R.FRAMEWORK_GPU_LIMIT:
+        return Message(
+            C.EXAMPLE_FRAMEWORK_GPU_LIMIT,
+            {**named, "gpu_count": offer.gpu_count, "framework": workload.framework,
+             "max_gpus": _framework_cap(workload)},
+        )  # fmt: skip
     if step is None:
         return Message(C.EXAMPLE_OFFER, named)
     if isinstance(step, OverMax):
@@ -266,6 +272,11 @@ def _failure_example(
 
 
 # --- Advice ---------------------------------------------------------------------------------
+def _framework_cap(workload: Workload) -> int | None:
+    """The most GPUs the workload's framework trains it on (quantised training), or None."""
+    return quantised_gpu_limit(workload.framework, workload.method, workload.task)
+
+
 def _spot_saving(spot_streams: Iterable[Stream], twin: TwinOf, objective: str) -> Message | None:
     """What spot saves on the best-ranked spot plan with an on-demand twin (20% or more)."""
     for seen, (_key, _index, offer, step) in enumerate(heapq.merge(*spot_streams)):
@@ -308,6 +319,15 @@ def _advice(
         advice.append(Message(C.STALE_LEFT_OUT, {"count": stale}))
     if rejected.count(R.RUN_TOO_SHORT_FOR_TERM) and not term_priced:
         advice.append(Message(C.TERMS_LEFT_OUT))
+    cap = _framework_cap(workload)
+    capped = rejected.count(R.FRAMEWORK_GPU_LIMIT)
+    if capped and cap is not None:
+        advice.append(
+            Message(
+                C.FRAMEWORK_GPU_LIMIT_ADVICE,
+                {"count": capped, "framework": workload.framework, "max_gpus": cap},
+            )
+        )
     if not priced:
         if rejected.count(R.OVER_MAX_TOTAL_USD) or rejected.count(R.OVER_MAX_HOURS):
             advice.append(Message(C.OVER_BUDGET))
@@ -336,7 +356,7 @@ def _advice(
                 advice.append(Message(C.TRY_LORA))
             if workload.gradient_checkpointing != "full" and training:
                 advice.append(Message(C.TRY_FULL_CHECKPOINTING))
-            if not c.allow_multi_node:
+            if not c.allow_multi_node and cap is None:
                 advice.append(Message(C.ALLOW_MULTI_NODE))
         if c.datacenter_only or c.gpus or c.providers or c.regions or c.mainland_china is not None:
             advice.append(Message(C.WIDEN_CONSTRAINTS))
