@@ -8,6 +8,7 @@ the templates of one code use the same parameters.
 
 from __future__ import annotations
 
+import math
 import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -251,8 +252,8 @@ TEMPLATES: dict[str, dict[str, str]] = {
         "zh-hans": "采用 {sharding} 分片时每块 GPU 需要 {memory_gib:.1f} GiB，共 {capacity_gib:g} GiB（余量 {headroom_pct:.0f}%）",
     },
     MessageCode.RUN_TIME: {
-        "en": "About {hours:,.1f} h on {gpu_count:g} GPU(s) ({nodes} node(s))",
-        "zh-hans": "在 {gpu_count:g} 块 GPU（{nodes} 个节点）上约 {hours:,.1f} 小时",
+        "en": "About {hours:hours} h on {gpu_count:g} GPU(s) ({nodes} node(s))",
+        "zh-hans": "在 {gpu_count:g} 块 GPU（{nodes} 个节点）上约 {hours:hours} 小时",
     },
     MessageCode.TERM_BILLED: {
         "en": "{terms} x {pricing_model_words} term billed in full",
@@ -405,8 +406,8 @@ TEMPLATES: dict[str, dict[str, str]] = {
         "zh-hans": "{offer}：目录中没有 {gpu} 的 {precision} 稠密算力数据",
     },
     MessageCode.EXAMPLE_PLAN: {
-        "en": "{offer} x{nodes} node(s): ${usd_per_hour:,.2f}/h, {hours:,.1f} h, ${total_usd:,.0f}",
-        "zh-hans": "{offer} x{nodes} 个节点：${usd_per_hour:,.2f}/小时，{hours:,.1f} 小时，共 ${total_usd:,.0f}",
+        "en": "{offer} x{nodes} node(s): ${usd_per_hour:,.2f}/h, {hours:hours} h, ${total_usd:,.0f}",
+        "zh-hans": "{offer} x{nodes} 个节点：${usd_per_hour:,.2f}/小时，{hours:hours} 小时，共 ${total_usd:,.0f}",
     },
     MessageCode.EXAMPLE_PLAN_NO_TIME: {
         "en": "{offer} x{nodes} node(s): ${usd_per_hour:,.2f}/h, ?, ?",
@@ -652,15 +653,30 @@ FIELD_PREFIX = "field_"  # template fields naming a request field: {field_params
 
 
 class _Formatter(string.Formatter):
-    """str.format plus two specs: ``sci``, a count without e-notation (sizing.numbers.large), and
-    ``bound``, a limit as people write it (4096; 1,048,576; 0.5), never in e-notation."""
+    """str.format plus three specs: ``sci``, a count without e-notation (sizing.numbers.large),
+    ``bound``, a limit as people write it (4096; 1,048,576; 0.5), never in e-notation, and
+    ``hours``, a run length to 0.1 h that a run of minutes does not read as 0.0 (0.032)."""
 
     def format_field(self, value: Any, format_spec: str) -> Any:
         if format_spec == "sci":
             return large(float(value))
         if format_spec == "bound":
             return _bound(value)
+        if format_spec == "hours":
+            return _hours(value)
         return super().format_field(value, format_spec)
+
+
+def _hours(value: Any) -> str:
+    """Hours to one decimal (1,234.5); under 0.05 h to two significant digits (0.032), so a
+    short run is never shown as 0.0 h; under 0.0001 h as <0.0001."""
+    number = float(value)
+    if number >= 0.05 or number <= 0:
+        return f"{number:,.1f}"
+    if number < 0.0001:
+        return "<0.0001"
+    places = 1 - math.floor(math.log10(number))
+    return f"{number:.{places}f}"
 
 
 def _bound(value: Any) -> str:

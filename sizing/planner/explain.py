@@ -28,9 +28,10 @@ from .rules import (
     SPOT_CHECKPOINT_MINUTES,
     TERM_HOURS,
     _billed_amount,
+    _limit_failure,
     _terms_billed,
 )
-from .steps import Failure, NoFit, NoThroughput, OverMax, _intra_node_class, _Profile
+from .steps import Failure, Fits, NoFit, NoThroughput, OverMax, Step, _intra_node_class, _Profile
 from .walk import _Candidate
 
 # How many instances without an inter-node fabric the advice names.
@@ -226,11 +227,38 @@ def _annotate_alternatives(plans: list[Plan], twin: TwinOf) -> None:
 
 
 # --- Rejections -----------------------------------------------------------------------------
+# Limits that more nodes only make worse for one offer: a shorter run (further under half a
+# term), a higher hourly price. Their example is the fewest nodes that hit the limit (the walk
+# reports its last node count, the furthest from passing).
+_FIRST_STEP_LIMITS = (R.RUN_TOO_SHORT_FOR_TERM, R.OVER_MAX_USD_PER_HOUR)
+
+
+def _example_step(offer: Offer, failure: Failure, profile: _Profile) -> Step | None:
+    """The step a rejection's example names: for a limit in _FIRST_STEP_LIMITS, the first node
+    count (the smallest) whose plan fails that same limit at this offer's price; else the step
+    the walk failed at."""
+    step = failure.step
+    if failure.reason not in _FIRST_STEP_LIMITS or not isinstance(step, Fits):
+        return step
+    index = 0
+    while (candidate := profile.step(index)) is not None and candidate is not step:
+        index += 1
+        if not isinstance(candidate, Fits):
+            continue
+        hours = candidate.estimate.est_hours
+        hourly = offer.usd_per_hour * candidate.nodes
+        total = _billed_amount(hourly, offer.pricing_model, hours)
+        reason = _limit_failure(profile.c, offer.pricing_model, hours, hourly=hourly, total=total)
+        if reason == failure.reason:
+            return candidate
+    return step
+
+
 def _failure_example(
     offer: Offer, failure: Failure, profile: _Profile, workload: Workload, max_gpus: int
 ) -> Message:
     """The example a rejection lists, written only for the first few of each reason."""
-    step = failure.step
+    step = _example_step(offer, failure, profile)
     named: dict[str, Any] = {**offer.label_params}
     if failure.reason == R.FRAMEWORK_GPU_LIMIT:
         return Message(
