@@ -91,6 +91,9 @@ class Estimate:
     tokens_per_second_total: float | None = None  # the whole job: tokens_per_second x gpu_count
     model_flops: float | None = None
     overhead_breakdown: dict[str, float] = field(default_factory=dict)
+    # Multi-node training whose bandwidth between nodes is not known: the collective between
+    # nodes is left out of the time, so est_hours is a lower bound (sizing/compute.py).
+    inter_node_untimed: bool = False
     # The estimator's own notes (not the formula working) as coded messages; their English
     # text is in ``notes`` too.
     note_messages: list[Message] = field(default_factory=list)
@@ -378,6 +381,7 @@ def estimate(
         headroom_pct=headroom_pct,
         tokens_per_second_total=comp.tokens_per_second if comp else None,
         model_flops=comp.model_flops if comp else None,
+        inter_node_untimed=comp.inter_node_untimed if comp else False,
         overhead_breakdown={
             "cuda_context": mem.cuda_context / GIB,
             "allocator": mem.fragmentation / GIB,

@@ -181,6 +181,9 @@ class MessageCode(StrEnum):
     NO_PRICE_IN_PRICING = "no_price_in_pricing"
     # sizingfix: a framework's GPU limit for quantised training.
     EXAMPLE_FRAMEWORK_GPU_LIMIT = "example_framework_gpu_limit"
+    # sizingfix: a per-port fabric figure is not the node's; an unknown one is not timed.
+    NODES_JOINED_RDMA_PORT = "nodes_joined_rdma_port"
+    INTER_NODE_UNTIMED = "inter_node_untimed"
     FRAMEWORK_GPU_LIMIT_ADVICE = "framework_gpu_limit_advice"
 
 
@@ -816,6 +819,14 @@ TEMPLATES.update(
         MessageCode.EXAMPLE_FRAMEWORK_GPU_LIMIT: {
             "en": "{offer}: {gpu_count:g} GPUs; {framework} trains QLoRA on at most {max_gpus}",
             "zh-hans": "{offer}：{gpu_count:g} 块 GPU；{framework} 的 QLoRA 训练最多只能用 {max_gpus} 块",
+        },
+        MessageCode.NODES_JOINED_RDMA_PORT: {
+            "en": "Nodes joined by {interconnect} (RDMA, {port_gbps:g} Gbit/s per port; the ports per node and the instance's network figure are not published)",
+            "zh-hans": "节点之间通过 {interconnect} 互联（RDMA，每个端口 {port_gbps:g} Gbit/s；每节点端口数和实例的网络带宽均未公布）",
+        },
+        MessageCode.INTER_NODE_UNTIMED: {
+            "en": "The bandwidth between nodes is not known, so the time leaves the communication between the {nodes} nodes out: the run may take longer than estimated.",
+            "zh-hans": "节点间带宽未知，因此估算时间未计入 {nodes} 个节点之间的通信：实际运行可能比估算更久。",
         },
         MessageCode.FRAMEWORK_GPU_LIMIT_ADVICE: {
             "en": "{framework} refuses quantised (QLoRA) training on more than {max_gpus} GPU(s), so {count} offer(s) with more were left out. Run it on {max_gpus} GPU(s), or for QLoRA across GPUs use framework hf (PEFT with FSDP) or torchtune (lora_finetune_distributed).",

@@ -155,6 +155,8 @@ def _make_plan(
         warnings.append(Message(C.PCIE_ONLY_TRAINING))
     if nodes > 1:
         _inter_node_messages(offer, nodes, reasons, warnings)
+        if est.inter_node_untimed:
+            warnings.append(Message(C.INTER_NODE_UNTIMED, {"nodes": nodes}))
     if offer.region_mainland_china or (offer.provider_mainland_china and offer.country == "CN"):
         warnings.append(Message(C.MAINLAND_CHINA, {"notes": offer.compliance_notes or ""}))
     return Plan(
@@ -175,15 +177,28 @@ def _make_plan(
     )
 
 
+def _fabric_figure_per_port(offer: Offer) -> bool:
+    """Whether the catalog figure of the offer's inter-node fabric is one port's (or one
+    adapter's), not the node's: InfiniBand "per 4x port", RoCE "per port", EFA "per adapter"
+    (fixtures/interconnects.yaml bandwidth_note); EFAv2's is per instance, Ethernet's per VM."""
+    return offer.inter_kind in ("infiniband", "roce_v2") or offer.inter_slug == "efa"
+
+
 def _inter_node_messages(
     offer: Offer, nodes: int, reasons: list[Message], warnings: list[Message]
 ) -> None:
     """How the nodes of a multi-node plan are joined. The bandwidth is the instance's network
     figure, else its fabric's own (``Offer.inter_node_gbps``); one published nowhere is said to
-    be so, never taken as 0. The RDMA warning is for a fabric without RDMA (or none recorded);
-    an RDMA fabric under MIN_INTER_NODE_RDMA_GBPS gets its own warning."""
+    be so, never taken as 0. A fabric figure that is one port's is said to be per port, never
+    the node's (the catalog records no ports per node). The RDMA warning is for a fabric
+    without RDMA (or none recorded); an RDMA fabric under MIN_INTER_NODE_RDMA_GBPS gets its own
+    warning."""
     gbps = offer.inter_node_gbps
     fabric = offer.inter_slug
+    if offer.inter_rdma and offer.network_gbps is None and gbps and _fabric_figure_per_port(offer):
+        joined = {"interconnect": fabric, "port_gbps": gbps}
+        reasons.append(Message(C.NODES_JOINED_RDMA_PORT, joined))
+        return
     figures: dict[str, Any] = {"nodes": nodes, "min_gbps": MIN_INTER_NODE_RDMA_GBPS}
     if fabric:
         figures["network"] = fabric
