@@ -372,6 +372,27 @@ def _dp_bandwidth(topology: Topology, gpu: GPUSpec, n_gpus: int) -> tuple[float,
     return min(intra, inter), label
 
 
+# RDMA fabrics built apart from an instance's front-end network, with ports of their own
+# (InfiniBand; RoCE NICs beside the VM's own). EFA is not: it runs over the instance's network,
+# at the instance's figure (AWS g4dn.8xlarge: 50 Gbit/s with a 100 Gbit/s adapter).
+SEPARATE_RDMA_FABRIC_KINDS = ("infiniband", "roce_v2")
+
+
+def inter_node_network_gbps(
+    network_gbps: float | None, *, rdma_kind: str | None, port_gbps: float | None
+) -> float | None:
+    """An instance's published network figure (Gbit/s) as its node's bandwidth between nodes,
+    or None (unknown): unpublished or not above 0, or below one port (``port_gbps``) of a
+    separate RDMA fabric (``rdma_kind`` in SEPARATE_RDMA_FABRIC_KINDS): a node joined by that
+    fabric has at least one such port, so a lower figure is its front-end network's (Azure's
+    ND series publish 24-80 Gbit/s beside their 8 x 200-400 Gbit/s InfiniBand)."""
+    if network_gbps is None or network_gbps <= 0:
+        return None
+    if rdma_kind in SEPARATE_RDMA_FABRIC_KINDS and port_gbps and network_gbps < port_gbps:
+        return None
+    return network_gbps
+
+
 def inter_node_unknown(topology: Topology, n_gpus: int) -> bool:
     """Whether a job on ``n_gpus`` spans nodes whose bandwidth between them is not known (no
     figure, or none above 0: a missing figure is never taken as 0)."""

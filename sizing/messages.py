@@ -184,6 +184,7 @@ class MessageCode(StrEnum):
     # sizingfix: a per-port fabric figure is not the node's; an unknown one is not timed.
     NODES_JOINED_RDMA_PORT = "nodes_joined_rdma_port"
     INTER_NODE_UNTIMED = "inter_node_untimed"
+    NODES_JOINED_RDMA_FRONT_END = "nodes_joined_rdma_front_end"
     FRAMEWORK_GPU_LIMIT_ADVICE = "framework_gpu_limit_advice"
 
 
@@ -823,6 +824,10 @@ TEMPLATES.update(
         MessageCode.NODES_JOINED_RDMA_PORT: {
             "en": "Nodes joined by {interconnect} (RDMA, {port_gbps:g} Gbit/s per port; the ports per node and the instance's network figure are not published)",
             "zh-hans": "节点之间通过 {interconnect} 互联（RDMA，每个端口 {port_gbps:g} Gbit/s；每节点端口数和实例的网络带宽均未公布）",
+        },
+        MessageCode.NODES_JOINED_RDMA_FRONT_END: {
+            "en": "Nodes joined by {interconnect} (RDMA, {port_gbps:g} Gbit/s per port; the instance's published {network_gbps:g} Gbit/s is under one such port, so it is its front-end network's, and the ports per node are not published)",
+            "zh-hans": "节点之间通过 {interconnect} 互联（RDMA，每个端口 {port_gbps:g} Gbit/s；实例公布的 {network_gbps:g} Gbit/s 低于一个端口，应为其前端网络的带宽；每节点端口数未公布）",
         },
         MessageCode.INTER_NODE_UNTIMED: {
             "en": "The bandwidth between nodes is not known, so the time leaves the communication between the {nodes} nodes out: the run may take longer than estimated.",

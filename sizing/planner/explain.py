@@ -10,6 +10,7 @@ from typing import Any
 
 from catalog.pricing import PricingModel
 
+from ..compute import inter_node_network_gbps
 from ..estimator import Estimate, GPUSpec, Workload, estimate
 from ..frameworks import FRAMEWORKS, quantised_gpu_limit
 from ..messages import Message
@@ -195,10 +196,24 @@ def _inter_node_messages(
     warning."""
     gbps = offer.inter_node_gbps
     fabric = offer.inter_slug
-    if offer.inter_rdma and offer.network_gbps is None and gbps and _fabric_figure_per_port(offer):
-        joined = {"interconnect": fabric, "port_gbps": gbps}
-        reasons.append(Message(C.NODES_JOINED_RDMA_PORT, joined))
-        return
+    port = offer.inter_bandwidth_gbps
+    if offer.inter_rdma and port and _fabric_figure_per_port(offer):
+        network = offer.network_gbps
+        kind = offer.inter_kind
+        if network is None:
+            reasons.append(
+                Message(C.NODES_JOINED_RDMA_PORT, {"interconnect": fabric, "port_gbps": port})
+            )
+            return
+        if inter_node_network_gbps(network, rdma_kind=kind, port_gbps=port) is None:
+            # Below one port of the fabric: the figure is the front-end network's.
+            reasons.append(
+                Message(
+                    C.NODES_JOINED_RDMA_FRONT_END,
+                    {"interconnect": fabric, "port_gbps": port, "network_gbps": network},
+                )
+            )
+            return
     figures: dict[str, Any] = {"nodes": nodes, "min_gbps": MIN_INTER_NODE_RDMA_GBPS}
     if fabric:
         figures["network"] = fabric

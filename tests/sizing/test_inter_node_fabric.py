@@ -176,3 +176,41 @@ def test_the_time_model_invents_no_bandwidth_between_nodes():
     assert any("bandwidth not known" in note for note in unknown.notes)
     one_node = Topology(gpu_count=8, gpus_per_node=8, intra_node="nvswitch")
     assert not estimate(w, gpu=gpu, gpu_count=8, topology=one_node).inter_node_untimed
+
+
+def test_a_network_figure_under_one_infiniband_port_is_the_front_end_networks():
+    """Azure's ND series publish 24-80 Gbit/s (the front-end Ethernet) beside 8 x 200-400
+    Gbit/s InfiniBand: a node has at least one port of its fabric, so that figure is not the
+    fabric's; the bandwidth between nodes stays unknown. EFA runs over the instance's own
+    network, so its instance figure stands even under the adapter's."""
+    ib = _multi_node_offer(
+        inter_kind="infiniband", inter_slug="infiniband-ndr", inter_bandwidth_gbps=400.0,
+        network_gbps=80.0,
+    )  # fmt: skip
+    assert _inter_node_gbps(ib) is None
+    reasons, warnings, said = _said(ib)
+    assert reasons == [C.NODES_JOINED_RDMA_FRONT_END] and warnings == []  # not "slow RDMA"
+    assert said[0].params == {"interconnect": "infiniband-ndr", "port_gbps": 400.0,
+                              "network_gbps": 80.0}  # fmt: skip
+    assert _inter_node_gbps(replace(ib, network_gbps=3200.0)) == 3200.0
+    efa = replace(ib, inter_kind="efa", inter_slug="efa", inter_bandwidth_gbps=100.0)
+    assert _inter_node_gbps(replace(efa, network_gbps=50.0)) == 50.0
+    assert _inter_node_gbps(replace(ib, inter_rdma=False, network_gbps=0.0)) == 400.0  # never 0
+
+
+def test_azure_infiniband_plans_are_not_timed_on_their_front_end_network(api_client):
+    body = {
+        "workload": {"model": "llama-3-70b", "task": "pretrain", "tokens": 1e10,
+                     "gradient_checkpointing": "full"},
+        "constraints": {"providers": ["azure"], "gpus": ["h100-sxm"], "include_stale": True},
+        "objective": "fastest",
+        "limit": 3,
+    }  # fmt: skip
+    plans = recommend(api_client, body)["recommendations"]
+    multi = [p for p in plans if p["nodes"] > 1]
+    assert multi
+    for p in multi:
+        assert p["interconnect"]["inter_node"].startswith("infiniband")
+        assert C.MULTI_NODE_RDMA_SLOW not in codes(p["warning_messages"])
+        assert C.INTER_NODE_UNTIMED in codes(p["warning_messages"])
+        assert C.NODES_JOINED_RDMA_FRONT_END in codes(p["reason_messages"])
