@@ -25,6 +25,7 @@ from .compute import (
     training_flops_per_token,
     training_speed,
 )
+from .frameworks import quantised_gpu_limit
 from .inputs import HEADROOM
 from .memory import GIB, MemoryResult, inference_memory, training_memory
 from .messages import Message
@@ -288,6 +289,10 @@ def estimate(
         and explain
     ):
         note(C.NOTE_SHARDING_ONE_RANK, sharding=sharding)
+    cap = quantised_gpu_limit(w.framework, w.method, w.task)
+    if explain and cap is not None and n > cap:
+        # litgpt refuses --quantize on more than one device (sizing/frameworks.py).
+        note(C.NOTE_FRAMEWORK_GPU_LIMIT, framework=w.framework, max_gpus=cap, gpu_count=n)
 
     comp: ComputeResult | None = None
     if gpu is not None and w.is_training:

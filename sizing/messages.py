@@ -185,6 +185,7 @@ class MessageCode(StrEnum):
     NODES_JOINED_RDMA_PORT = "nodes_joined_rdma_port"
     INTER_NODE_UNTIMED = "inter_node_untimed"
     NODES_JOINED_RDMA_FRONT_END = "nodes_joined_rdma_front_end"
+    NOTE_FRAMEWORK_GPU_LIMIT = "note_framework_gpu_limit"
     FRAMEWORK_GPU_LIMIT_ADVICE = "framework_gpu_limit_advice"
 
 
@@ -828,6 +829,10 @@ TEMPLATES.update(
         MessageCode.NODES_JOINED_RDMA_FRONT_END: {
             "en": "Nodes joined by {interconnect} (RDMA, {port_gbps:g} Gbit/s per port; the instance's published {network_gbps:g} Gbit/s is under one such port, so it is its front-end network's, and the ports per node are not published)",
             "zh-hans": "节点之间通过 {interconnect} 互联（RDMA，每个端口 {port_gbps:g} Gbit/s；实例公布的 {network_gbps:g} Gbit/s 低于一个端口，应为其前端网络的带宽；每节点端口数未公布）",
+        },
+        MessageCode.NOTE_FRAMEWORK_GPU_LIMIT: {
+            "en": "{framework} refuses quantised (QLoRA) training on more than {max_gpus} GPU(s); this estimate for {gpu_count} GPUs needs another framework (hf with PEFT and FSDP, or torchtune).",
+            "zh-hans": "{framework} 不支持在超过 {max_gpus} 块 GPU 上进行量化（QLoRA）训练；此 {gpu_count} 块 GPU 的估算需改用其他框架（hf 配合 PEFT 与 FSDP，或 torchtune）。",
         },
         MessageCode.INTER_NODE_UNTIMED: {
             "en": "The bandwidth between nodes is not known, so the time leaves the communication between the {nodes} nodes out: the run may take longer than estimated.",

@@ -237,3 +237,15 @@ def test_litgpt_qlora_too_big_for_one_gpu_says_so_and_not_allow_multi_node(api_c
     codes = [m["code"] for m in body["advice_messages"]]
     assert "framework_gpu_limit_advice" in codes
     assert "allow_multi_node" not in codes
+
+
+def test_an_estimate_of_litgpt_qlora_on_several_gpus_says_litgpt_refuses_it():
+    from sizing.messages import MessageCode as C
+
+    on_eight = estimate(wl(), gpu_count=8)
+    notes = [m for m in on_eight.note_messages if m.code == C.NOTE_FRAMEWORK_GPU_LIMIT]
+    assert notes and notes[0].params == {"framework": "litgpt", "max_gpus": 1, "gpu_count": 8}
+    assert "torchtune" in notes[0].text
+    assert not [m for m in estimate(wl()).note_messages if m.code == C.NOTE_FRAMEWORK_GPU_LIMIT]
+    hf = estimate(wl(framework="hf"), gpu_count=8)
+    assert not [m for m in hf.note_messages if m.code == C.NOTE_FRAMEWORK_GPU_LIMIT]
