@@ -108,9 +108,13 @@ TCP_EFFICIENCY = 0.25
 # NCCL rings through a CPU root complex reach about half of a link's rate.
 PCIE_DEFAULT_GB_S = 32.0
 PCIE_EFFICIENCY = 0.5
-# Default fabric between nodes when the topology does not say: RoCE/IB at 1600 Gbit/s per node
-# (the MosaicML benchmark clusters; DGX H100 has 3200, AWS p4d 400).
-DEFAULT_INTER_NODE_GBPS = 1600.0
+# Between nodes the time model takes the node's total network bandwidth from the topology
+# (`Topology.inter_node_gbps`: the instance's published figure; a catalog fabric figure is per
+# port or per adapter for InfiniBand, RoCE and EFA, fixtures/interconnects.yaml bandwidth_note,
+# and the catalog records no ports per node, so it is not the node's). Where none is known the
+# figure stays unknown: no fabric speed is assumed, the collective between nodes is left out of
+# the time (bounded by the links inside a node only, so the hours are a lower bound) and the
+# result says so (ComputeResult.inter_node_untimed), never a made-up default nor 0.
 # Synchronising thousands of GPUs every step costs stragglers and jitter: efficiency
 # 1 / (1 + 0.0335 log2 nodes). Llama 2 (~2k A100) ran at ~0.85 of the MosaicML small-cluster MFU
 # after removing goodput; Llama 3 405B (16k H100) reports 38-43% MFU against ~50% on 64 GPUs.
@@ -177,6 +181,8 @@ class ComputeResult:
     tokens_per_second_per_gpu: float | None = None
     est_hours: float | None = None
     gpu_hours: float | None = None
+    # A multi-node job whose bandwidth between nodes is not known: that collective is not timed.
+    inter_node_untimed: bool = False
     notes: list[str] = field(default_factory=list)
 
 
@@ -348,10 +354,15 @@ def _link(topology: Topology, gpu: GPUSpec) -> tuple[float, str]:
 
 
 def _dp_bandwidth(topology: Topology, gpu: GPUSpec, n_gpus: int) -> tuple[float, str]:
+    """Collective bandwidth of a data-parallel group (bytes/s) and its label. Across nodes with
+    no known bandwidth between them (``inter_node_gbps`` None, or not above 0): the links inside
+    a node only, or no bound at all (math.inf) on one GPU per node (see ``inter_node_unknown``)."""
     intra, kind = _link(topology, gpu)
     if n_gpus <= topology.gpus_per_node:
         return intra, kind
-    gbps = topology.inter_node_gbps or DEFAULT_INTER_NODE_GBPS
+    if inter_node_unknown(topology, n_gpus):
+        return (intra if intra > 0 else math.inf), f"{kind} (between nodes: bandwidth unknown)"
+    gbps = float(topology.inter_node_gbps or 0.0)
     eff = RDMA_EFFICIENCY if topology.inter_node_rdma else TCP_EFFICIENCY
     # Rail-aligned rings: the node's NICs together carry one copy of the message per step.
     inter = gbps / 8 * 1e9 * eff
@@ -359,6 +370,34 @@ def _dp_bandwidth(topology: Topology, gpu: GPUSpec, n_gpus: int) -> tuple[float,
     if intra <= 0:
         return inter, label
     return min(intra, inter), label
+
+
+# RDMA fabrics built apart from an instance's front-end network, with ports of their own
+# (InfiniBand; RoCE NICs beside the VM's own). EFA is not: it runs over the instance's network,
+# at the instance's figure (AWS g4dn.8xlarge: 50 Gbit/s with a 100 Gbit/s adapter).
+SEPARATE_RDMA_FABRIC_KINDS = ("infiniband", "roce_v2")
+
+
+def inter_node_network_gbps(
+    network_gbps: float | None, *, rdma_kind: str | None, port_gbps: float | None
+) -> float | None:
+    """An instance's published network figure (Gbit/s) as its node's bandwidth between nodes,
+    or None (unknown): unpublished or not above 0, or below one port (``port_gbps``) of a
+    separate RDMA fabric (``rdma_kind`` in SEPARATE_RDMA_FABRIC_KINDS): a node joined by that
+    fabric has at least one such port, so a lower figure is its front-end network's (Azure's
+    ND series publish 24-80 Gbit/s beside their 8 x 200-400 Gbit/s InfiniBand)."""
+    if network_gbps is None or network_gbps <= 0:
+        return None
+    if rdma_kind in SEPARATE_RDMA_FABRIC_KINDS and port_gbps and network_gbps < port_gbps:
+        return None
+    return network_gbps
+
+
+def inter_node_unknown(topology: Topology, n_gpus: int) -> bool:
+    """Whether a job on ``n_gpus`` spans nodes whose bandwidth between them is not known (no
+    figure, or none above 0: a missing figure is never taken as 0)."""
+    gbps = topology.inter_node_gbps
+    return n_gpus > topology.gpus_per_node and not (gbps is not None and gbps > 0)
 
 
 def training_speed(
@@ -418,6 +457,7 @@ def training_speed(
     link = "-"
     if dp > 1:
         bw, link = _dp_bandwidth(topology, gpu, gpu_count)
+        r.inter_node_untimed = inter_node_unknown(topology, gpu_count)
         ring = (dp - 1) / dp
         wb = 4.0 if w.precision == "fp32" else 2.0
         if sharding in ("zero3", "fsdp"):
@@ -471,6 +511,11 @@ def training_speed(
         r.notes.append(
             f"communication: {t_comm * 1e3:.0f} ms per micro-step over {link}, {exposed * 1e3:.0f} ms not hidden "
             f"behind {t_compute * 1e3:.0f} ms of compute ({sharding}, data parallel {dp})"
+        )
+    if r.inter_node_untimed:
+        r.notes.append(
+            f"communication between nodes: bandwidth not known, so the collective between the "
+            f"{nodes} nodes is left out of the time (a lower bound: the run may take longer)"
         )
     if scale < 1:
         r.notes.append(f"scale: x{scale:.2f} for synchronising {nodes} nodes")

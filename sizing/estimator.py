@@ -25,6 +25,7 @@ from .compute import (
     training_flops_per_token,
     training_speed,
 )
+from .frameworks import quantised_gpu_limit
 from .inputs import HEADROOM
 from .memory import GIB, MemoryResult, inference_memory, training_memory
 from .messages import Message
@@ -91,6 +92,9 @@ class Estimate:
     tokens_per_second_total: float | None = None  # the whole job: tokens_per_second x gpu_count
     model_flops: float | None = None
     overhead_breakdown: dict[str, float] = field(default_factory=dict)
+    # Multi-node training whose bandwidth between nodes is not known: the collective between
+    # nodes is left out of the time, so est_hours is a lower bound (sizing/compute.py).
+    inter_node_untimed: bool = False
     # The estimator's own notes (not the formula working) as coded messages; their English
     # text is in ``notes`` too.
     note_messages: list[Message] = field(default_factory=list)
@@ -285,6 +289,10 @@ def estimate(
         and explain
     ):
         note(C.NOTE_SHARDING_ONE_RANK, sharding=sharding)
+    cap = quantised_gpu_limit(w.framework, w.method, w.task)
+    if explain and cap is not None and n > cap:
+        # litgpt refuses --quantize on more than one device (sizing/frameworks.py).
+        note(C.NOTE_FRAMEWORK_GPU_LIMIT, framework=w.framework, max_gpus=cap, gpu_count=n)
 
     comp: ComputeResult | None = None
     if gpu is not None and w.is_training:
@@ -378,6 +386,7 @@ def estimate(
         headroom_pct=headroom_pct,
         tokens_per_second_total=comp.tokens_per_second if comp else None,
         model_flops=comp.model_flops if comp else None,
+        inter_node_untimed=comp.inter_node_untimed if comp else False,
         overhead_breakdown={
             "cuda_context": mem.cuda_context / GIB,
             "allocator": mem.fragmentation / GIB,

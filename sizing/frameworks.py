@@ -50,6 +50,18 @@ and the frameworks built on it whose own default was not checked (axolotl, unslo
 default to False; LLaMA-Factory sets `double_quantization=True` (src/llamafactory/hparams/
 model_args.py @cc22c045); torchtune's torchao NF4 always quantises its scalers.
 
+GPU count of quantised training (`quantised_max_gpus`): litgpt trains a bitsandbytes-quantised
+base (`--quantize bnb.*`, i.e. QLoRA) on one GPU only: `setup` in litgpt/finetune/lora.py (and
+lora_legacy.py, adapter.py, adapter_v2.py) raises NotImplementedError("Quantization is currently
+not supported for multi-GPU training. Please set devices=1 and num_nodes=1 ...") whenever
+`devices * num_nodes > 1` and `quantize` is set (Lightning-AI/litgpt @26857050, 2026-06-29).
+The planner offers such a workload no plan on more GPUs (rejection
+`framework_gpu_limit`). The others run QLoRA across GPUs: transformers + PEFT under FSDP
+(huggingface/peft docs/source/accelerate/fsdp.md @018ca9d6, "Use PEFT QLoRA and FSDP ...": a
+70B model on 2 x 24 GB GPUs), torchtune's `lora_finetune_distributed` (recipes/configs/llama3_1/
+405B_qlora.yaml @31d723c2, "multi-device QLoRA", 8 GPUs); unsloth's own code has no such
+check (unslothai/unsloth @015bdef0), and none of the rest publishes one.
+
 For serving, `int4_kernel` names the weight-only 4-bit matmul the engine decodes with: the
 kernels stream weights at very different fractions of the memory bandwidth (sizing/compute.py
 DECODE_INT4_KERNEL_EFFICIENCY). An engine without one listed (vLLM and SGLang pick among several
@@ -89,6 +101,9 @@ class Framework:
     qlora_quantises_head: bool = False
     qlora_dequant_via_fp16: bool = False
     keeps_previous_step_graph: bool = False
+    # Training with a quantised base (QLoRA) on more GPUs than this (all nodes together) is
+    # refused by the framework itself; None: no such limit.
+    quantised_max_gpus: int | None = None
     source: str = ""
 
 
@@ -119,6 +134,7 @@ FRAMEWORKS: dict[str, Framework] = {
         qlora_quantises_head=True,
         qlora_dequant_via_fp16=True,
         keeps_previous_step_graph=True,
+        quantised_max_gpus=1,
         source="Lightning-AI/litgpt litgpt/utils.py chunked_cross_entropy (chunk_size 128); "
         "litgpt/finetune/lora.py @01fe959c setup(lora_dropout=0.05); litgpt/lora.py @01e39f50 "
         "LoRAQKVLinear: one dropout on the fused q/k/v input; QLoRA (finetune/lora.py "
@@ -128,7 +144,9 @@ FRAMEWORKS: dict[str, Framework] = {
         "weight.to(torch.half); the fit loop rebinds `logits = model(...)` only after the next "
         "forward has run; --quantize refuses mixed precision ('Quantization and mixed precision "
         "is not supported') and single-device lora.py has no activation checkpointing "
-        "(litgpt/finetune/lora.py @26857050)",
+        "(litgpt/finetune/lora.py @26857050); setup() raises NotImplementedError 'Quantization "
+        "is currently not supported for multi-GPU training' when devices * num_nodes > 1 and "
+        "--quantize is set (litgpt/finetune/lora.py @26857050, 2026-06-29)",
     ),
     "axolotl": Framework("standard", source="axolotl: HF Trainer unless a Liger plugin is set"),
     "unsloth": Framework(
@@ -181,3 +199,12 @@ FRAMEWORKS: dict[str, Framework] = {
         source="ggerganov/llama.cpp: ggml CUDA kernels for GGUF Q4_0 blocks",
     ),
 }
+
+
+def quantised_gpu_limit(framework: str, method: str | None, task: str) -> int | None:
+    """The most GPUs (all nodes together) ``framework`` trains a quantised base on, for a
+    QLoRA fine-tune; None when it sets no limit or the job is not quantised training."""
+    if task == "inference" or method != "qlora":
+        return None
+    entry = FRAMEWORKS.get(framework)
+    return entry.quantised_max_gpus if entry else None

@@ -8,6 +8,7 @@ the templates of one code use the same parameters.
 
 from __future__ import annotations
 
+import math
 import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -61,6 +62,8 @@ class RejectionCode(StrEnum):
     RUN_TOO_SHORT_FOR_TERM = "run_too_short_for_term"
     # planfix: more nodes would fit, but the instance has no network between instances.
     NO_INTER_NODE_FABRIC = "no_inter_node_fabric"
+    # sizingfix: the framework refuses quantised (QLoRA) training on this many GPUs.
+    FRAMEWORK_GPU_LIMIT = "framework_gpu_limit"
 
 
 class MessageCode(StrEnum):
@@ -176,6 +179,14 @@ class MessageCode(StrEnum):
     MULTI_NODE_NEEDS_FABRIC = "multi_node_needs_fabric"
     EXAMPLE_NO_FABRIC = "example_no_fabric"
     NO_PRICE_IN_PRICING = "no_price_in_pricing"
+    # sizingfix: a framework's GPU limit for quantised training.
+    EXAMPLE_FRAMEWORK_GPU_LIMIT = "example_framework_gpu_limit"
+    # sizingfix: a per-port fabric figure is not the node's; an unknown one is not timed.
+    NODES_JOINED_RDMA_PORT = "nodes_joined_rdma_port"
+    INTER_NODE_UNTIMED = "inter_node_untimed"
+    NODES_JOINED_RDMA_FRONT_END = "nodes_joined_rdma_front_end"
+    NOTE_FRAMEWORK_GPU_LIMIT = "note_framework_gpu_limit"
+    FRAMEWORK_GPU_LIMIT_ADVICE = "framework_gpu_limit_advice"
 
 
 # One template per code and language: str.format fields named by the message's params. Derived
@@ -246,8 +257,8 @@ TEMPLATES: dict[str, dict[str, str]] = {
         "zh-hans": "采用 {sharding} 分片时每块 GPU 需要 {memory_gib:.1f} GiB，共 {capacity_gib:g} GiB（余量 {headroom_pct:.0f}%）",
     },
     MessageCode.RUN_TIME: {
-        "en": "About {hours:,.1f} h on {gpu_count:g} GPU(s) ({nodes} node(s))",
-        "zh-hans": "在 {gpu_count:g} 块 GPU（{nodes} 个节点）上约 {hours:,.1f} 小时",
+        "en": "About {hours:hours} h on {gpu_count:g} GPU(s) ({nodes} node(s))",
+        "zh-hans": "在 {gpu_count:g} 块 GPU（{nodes} 个节点）上约 {hours:hours} 小时",
     },
     MessageCode.TERM_BILLED: {
         "en": "{terms} x {pricing_model_words} term billed in full",
@@ -400,8 +411,8 @@ TEMPLATES: dict[str, dict[str, str]] = {
         "zh-hans": "{offer}：目录中没有 {gpu} 的 {precision} 稠密算力数据",
     },
     MessageCode.EXAMPLE_PLAN: {
-        "en": "{offer} x{nodes} node(s): ${usd_per_hour:,.2f}/h, {hours:,.1f} h, ${total_usd:,.0f}",
-        "zh-hans": "{offer} x{nodes} 个节点：${usd_per_hour:,.2f}/小时，{hours:,.1f} 小时，共 ${total_usd:,.0f}",
+        "en": "{offer} x{nodes} node(s): ${usd_per_hour:,.2f}/h, {hours:hours} h, ${total_usd:,.0f}",
+        "zh-hans": "{offer} x{nodes} 个节点：${usd_per_hour:,.2f}/小时，{hours:hours} 小时，共 ${total_usd:,.0f}",
     },
     MessageCode.EXAMPLE_PLAN_NO_TIME: {
         "en": "{offer} x{nodes} node(s): ${usd_per_hour:,.2f}/h, ?, ?",
@@ -647,15 +658,30 @@ FIELD_PREFIX = "field_"  # template fields naming a request field: {field_params
 
 
 class _Formatter(string.Formatter):
-    """str.format plus two specs: ``sci``, a count without e-notation (sizing.numbers.large), and
-    ``bound``, a limit as people write it (4096; 1,048,576; 0.5), never in e-notation."""
+    """str.format plus three specs: ``sci``, a count without e-notation (sizing.numbers.large),
+    ``bound``, a limit as people write it (4096; 1,048,576; 0.5), never in e-notation, and
+    ``hours``, a run length to 0.1 h that a run of minutes does not read as 0.0 (0.032)."""
 
     def format_field(self, value: Any, format_spec: str) -> Any:
         if format_spec == "sci":
             return large(float(value))
         if format_spec == "bound":
             return _bound(value)
+        if format_spec == "hours":
+            return _hours(value)
         return super().format_field(value, format_spec)
+
+
+def _hours(value: Any) -> str:
+    """Hours to one decimal (1,234.5); under 0.05 h to two significant digits (0.032), so a
+    short run is never shown as 0.0 h; under 0.0001 h as <0.0001."""
+    number = float(value)
+    if number >= 0.05 or number <= 0:
+        return f"{number:,.1f}"
+    if number < 0.0001:
+        return "<0.0001"
+    places = 1 - math.floor(math.log10(number))
+    return f"{number:.{places}f}"
 
 
 def _bound(value: Any) -> str:
@@ -780,6 +806,41 @@ TEMPLATES.update(
         MessageCode.NO_PRICE_IN_PRICING: {
             "en": 'no current price for {target} under {asked}; it is sold under {sold_as}: ask for it with constraints.pricing (e.g. "pricing": ["{first}"])',
             "zh-hans": '{target} 在 {asked} 下没有当前价格；它以 {sold_as} 方式出售：请在 constraints.pricing 中指定（例如 "pricing": ["{first}"]）',
+        },
+    }
+)
+
+
+# --- sizingfix: a framework's GPU limit for quantised training (sizing/frameworks.py) --------
+TEMPLATES.update(
+    {
+        RejectionCode.FRAMEWORK_GPU_LIMIT: {
+            "en": "The framework does not train a quantised (QLoRA) model on this many GPUs",
+            "zh-hans": "该框架不支持在这么多块 GPU 上进行量化（QLoRA）训练",
+        },
+        MessageCode.EXAMPLE_FRAMEWORK_GPU_LIMIT: {
+            "en": "{offer}: {gpu_count:g} GPUs; {framework} trains QLoRA on at most {max_gpus}",
+            "zh-hans": "{offer}：{gpu_count:g} 块 GPU；{framework} 的 QLoRA 训练最多只能用 {max_gpus} 块",
+        },
+        MessageCode.NODES_JOINED_RDMA_PORT: {
+            "en": "Nodes joined by {interconnect} (RDMA, {port_gbps:g} Gbit/s per port; the ports per node and the instance's network figure are not published)",
+            "zh-hans": "节点之间通过 {interconnect} 互联（RDMA，每个端口 {port_gbps:g} Gbit/s；每节点端口数和实例的网络带宽均未公布）",
+        },
+        MessageCode.NODES_JOINED_RDMA_FRONT_END: {
+            "en": "Nodes joined by {interconnect} (RDMA, {port_gbps:g} Gbit/s per port; the instance's published {network_gbps:g} Gbit/s is under one such port, so it is its front-end network's, and the ports per node are not published)",
+            "zh-hans": "节点之间通过 {interconnect} 互联（RDMA，每个端口 {port_gbps:g} Gbit/s；实例公布的 {network_gbps:g} Gbit/s 低于一个端口，应为其前端网络的带宽；每节点端口数未公布）",
+        },
+        MessageCode.NOTE_FRAMEWORK_GPU_LIMIT: {
+            "en": "{framework} refuses quantised (QLoRA) training on more than {max_gpus} GPU(s); this estimate for {gpu_count} GPUs needs another framework (hf with PEFT and FSDP, or torchtune).",
+            "zh-hans": "{framework} 不支持在超过 {max_gpus} 块 GPU 上进行量化（QLoRA）训练；此 {gpu_count} 块 GPU 的估算需改用其他框架（hf 配合 PEFT 与 FSDP，或 torchtune）。",
+        },
+        MessageCode.INTER_NODE_UNTIMED: {
+            "en": "The bandwidth between nodes is not known, so the time leaves the communication between the {nodes} nodes out: the run may take longer than estimated.",
+            "zh-hans": "节点间带宽未知，因此估算时间未计入 {nodes} 个节点之间的通信：实际运行可能比估算更久。",
+        },
+        MessageCode.FRAMEWORK_GPU_LIMIT_ADVICE: {
+            "en": "{framework} refuses quantised (QLoRA) training on more than {max_gpus} GPU(s), so {count} offer(s) with more were left out. Run it on {max_gpus} GPU(s), or for QLoRA across GPUs use framework hf (PEFT with FSDP) or torchtune (lora_finetune_distributed).",
+            "zh-hans": "{framework} 不支持在超过 {max_gpus} 块 GPU 上进行量化（QLoRA）训练，因此排除了 {count} 个 GPU 更多的报价。请在 {max_gpus} 块 GPU 上运行；若要多卡 QLoRA，请改用 hf 框架（PEFT + FSDP）或 torchtune（lora_finetune_distributed）。",
         },
     }
 )

@@ -605,16 +605,19 @@ def plan_dict(
 
 
 def _plan_ranges(p: Plan, memory: Spread, time: Spread) -> dict[str, Any]:
-    """A plan's memory per GPU, hours and total USD as [low, high]: the total is billed as the
-    plan is (whole commitment terms), at each end of the hours range."""
+    """A plan's memory per GPU, hours, GPU-hours and total USD as [low, high]: GPU-hours are
+    the hours range x the plan's GPU count; the total is billed as the plan is (whole
+    commitment terms), at each end of the hours range."""
     hours = time.of(p.est_hours, 6)
-    total = None
+    total = gpu_hours = None
     if hours is not None:
         ends = [_billed_amount(p.usd_per_hour, p.offer.pricing_model, h) for h in hours]
         total = [round(end, 2) for end in ends if end is not None] or None
+        gpu_hours = [round(h * p.gpu_count, 2) for h in hours]  # the plan's GPUs, all nodes
     return {
         "memory_per_gpu_gib_range": memory.of(p.memory_per_gpu_gib),
         "est_hours_range": time.of(p.est_hours),
+        "gpu_hours_range": gpu_hours,
         "est_total_usd_range": total,
     }
 

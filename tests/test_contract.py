@@ -158,7 +158,12 @@ def test_estimates_and_plans_carry_their_ranges(api_client):
         "fits_point",
     }
     assert estimate_keys <= set(_properties(schema, "EstimateOutput"))
-    plan_keys = {"memory_per_gpu_gib_range", "est_hours_range", "est_total_usd_range"}
+    plan_keys = {
+        "memory_per_gpu_gib_range",
+        "est_hours_range",
+        "gpu_hours_range",
+        "est_total_usd_range",
+    }
     assert plan_keys <= set(_properties(schema, "Recommendation"))
     assert "fit_on" in _properties(schema, "ConstraintsRequest")
     assert "fit_on" in _properties(schema, "EstimateInputRequest")

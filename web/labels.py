@@ -138,6 +138,7 @@ REJECTIONS: dict[str, Promise] = {
     ),
     RejectionCode.NEEDS_MULTI_NODE: _("Needs more than one node"),
     RejectionCode.NO_INTER_NODE_FABRIC: _("Needs several nodes, but has no network between nodes"),
+    RejectionCode.FRAMEWORK_GPU_LIMIT: _("More GPUs than the framework trains QLoRA on"),
     RejectionCode.OVER_MAX_GPUS: _("More GPUs than allowed"),
     RejectionCode.OVER_MAX_USD_PER_HOUR: _("Over the hourly budget"),
     RejectionCode.OVER_MAX_TOTAL_USD: _("Over the total budget"),

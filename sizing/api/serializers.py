@@ -392,6 +392,10 @@ class RecommendationSerializer(AnySerializer):
     warning_messages = MessageSerializer(many=True, help_text="The warnings, coded.")
     memory_per_gpu_gib_range = RangeField(help_text="[low, high] GiB (see estimate).")
     est_hours_range = RangeField(allow_null=True, help_text="[low, high] hours.")
+    gpu_hours_range = RangeField(
+        allow_null=True,
+        help_text="[low, high] GPU-hours: est_hours_range x gpu_count (every node's GPUs).",
+    )
     est_total_usd_range = RangeField(
         allow_null=True, help_text="[low, high] USD: the hours range billed as this plan is."
     )

@@ -10,8 +10,9 @@ from typing import Any
 
 from catalog.pricing import PricingModel
 
+from ..compute import inter_node_network_gbps
 from ..estimator import Estimate, GPUSpec, Workload, estimate
-from ..frameworks import FRAMEWORKS
+from ..frameworks import FRAMEWORKS, quantised_gpu_limit
 from ..messages import Message
 from ..messages import MessageCode as C
 from ..messages import RejectionCode as R
@@ -28,9 +29,10 @@ from .rules import (
     SPOT_CHECKPOINT_MINUTES,
     TERM_HOURS,
     _billed_amount,
+    _limit_failure,
     _terms_billed,
 )
-from .steps import Failure, NoFit, NoThroughput, OverMax, _intra_node_class, _Profile
+from .steps import Failure, Fits, NoFit, NoThroughput, OverMax, Step, _intra_node_class, _Profile
 from .walk import _Candidate
 
 # How many instances without an inter-node fabric the advice names.
@@ -154,6 +156,8 @@ def _make_plan(
         warnings.append(Message(C.PCIE_ONLY_TRAINING))
     if nodes > 1:
         _inter_node_messages(offer, nodes, reasons, warnings)
+        if est.inter_node_untimed:
+            warnings.append(Message(C.INTER_NODE_UNTIMED, {"nodes": nodes}))
     if offer.region_mainland_china or (offer.provider_mainland_china and offer.country == "CN"):
         warnings.append(Message(C.MAINLAND_CHINA, {"notes": offer.compliance_notes or ""}))
     return Plan(
@@ -174,15 +178,42 @@ def _make_plan(
     )
 
 
+def _fabric_figure_per_port(offer: Offer) -> bool:
+    """Whether the catalog figure of the offer's inter-node fabric is one port's (or one
+    adapter's), not the node's: InfiniBand "per 4x port", RoCE "per port", EFA "per adapter"
+    (fixtures/interconnects.yaml bandwidth_note); EFAv2's is per instance, Ethernet's per VM."""
+    return offer.inter_kind in ("infiniband", "roce_v2") or offer.inter_slug == "efa"
+
+
 def _inter_node_messages(
     offer: Offer, nodes: int, reasons: list[Message], warnings: list[Message]
 ) -> None:
     """How the nodes of a multi-node plan are joined. The bandwidth is the instance's network
     figure, else its fabric's own (``Offer.inter_node_gbps``); one published nowhere is said to
-    be so, never taken as 0. The RDMA warning is for a fabric without RDMA (or none recorded);
-    an RDMA fabric under MIN_INTER_NODE_RDMA_GBPS gets its own warning."""
+    be so, never taken as 0. A fabric figure that is one port's is said to be per port, never
+    the node's (the catalog records no ports per node). The RDMA warning is for a fabric
+    without RDMA (or none recorded); an RDMA fabric under MIN_INTER_NODE_RDMA_GBPS gets its own
+    warning."""
     gbps = offer.inter_node_gbps
     fabric = offer.inter_slug
+    port = offer.inter_bandwidth_gbps
+    if offer.inter_rdma and port and _fabric_figure_per_port(offer):
+        network = offer.network_gbps
+        kind = offer.inter_kind
+        if network is None:
+            reasons.append(
+                Message(C.NODES_JOINED_RDMA_PORT, {"interconnect": fabric, "port_gbps": port})
+            )
+            return
+        if inter_node_network_gbps(network, rdma_kind=kind, port_gbps=port) is None:
+            # Below one port of the fabric: the figure is the front-end network's.
+            reasons.append(
+                Message(
+                    C.NODES_JOINED_RDMA_FRONT_END,
+                    {"interconnect": fabric, "port_gbps": port, "network_gbps": network},
+                )
+            )
+            return
     figures: dict[str, Any] = {"nodes": nodes, "min_gbps": MIN_INTER_NODE_RDMA_GBPS}
     if fabric:
         figures["network"] = fabric
@@ -226,12 +257,45 @@ def _annotate_alternatives(plans: list[Plan], twin: TwinOf) -> None:
 
 
 # --- Rejections -----------------------------------------------------------------------------
+# Limits that more nodes only make worse for one offer: a shorter run (further under half a
+# term), a higher hourly price. Their example is the fewest nodes that hit the limit (the walk
+# reports its last node count, the furthest from passing).
+_FIRST_STEP_LIMITS = (R.RUN_TOO_SHORT_FOR_TERM, R.OVER_MAX_USD_PER_HOUR)
+
+
+def _example_step(offer: Offer, failure: Failure, profile: _Profile) -> Step | None:
+    """The step a rejection's example names: for a limit in _FIRST_STEP_LIMITS, the first node
+    count (the smallest) whose plan fails that same limit at this offer's price; else the step
+    the walk failed at."""
+    step = failure.step
+    if failure.reason not in _FIRST_STEP_LIMITS or not isinstance(step, Fits):
+        return step
+    index = 0
+    while (candidate := profile.step(index)) is not None and candidate is not step:
+        index += 1
+        if not isinstance(candidate, Fits):
+            continue
+        hours = candidate.estimate.est_hours
+        hourly = offer.usd_per_hour * candidate.nodes
+        total = _billed_amount(hourly, offer.pricing_model, hours)
+        reason = _limit_failure(profile.c, offer.pricing_model, hours, hourly=hourly, total=total)
+        if reason == failure.reason:
+            return candidate
+    return step
+
+
 def _failure_example(
     offer: Offer, failure: Failure, profile: _Profile, workload: Workload, max_gpus: int
 ) -> Message:
     """The example a rejection lists, written only for the first few of each reason."""
-    step = failure.step
+    step = _example_step(offer, failure, profile)
     named: dict[str, Any] = {**offer.label_params}
+    if failure.reason == R.FRAMEWORK_GPU_LIMIT:
+        return Message(
+            C.EXAMPLE_FRAMEWORK_GPU_LIMIT,
+            {**named, "gpu_count": offer.gpu_count, "framework": workload.framework,
+             "max_gpus": _framework_cap(workload)},
+        )  # fmt: skip
     if step is None:
         return Message(C.EXAMPLE_OFFER, named)
     if isinstance(step, OverMax):
@@ -266,6 +330,11 @@ def _failure_example(
 
 
 # --- Advice ---------------------------------------------------------------------------------
+def _framework_cap(workload: Workload) -> int | None:
+    """The most GPUs the workload's framework trains it on (quantised training), or None."""
+    return quantised_gpu_limit(workload.framework, workload.method, workload.task)
+
+
 def _spot_saving(spot_streams: Iterable[Stream], twin: TwinOf, objective: str) -> Message | None:
     """What spot saves on the best-ranked spot plan with an on-demand twin (20% or more)."""
     for seen, (_key, _index, offer, step) in enumerate(heapq.merge(*spot_streams)):
@@ -308,6 +377,15 @@ def _advice(
         advice.append(Message(C.STALE_LEFT_OUT, {"count": stale}))
     if rejected.count(R.RUN_TOO_SHORT_FOR_TERM) and not term_priced:
         advice.append(Message(C.TERMS_LEFT_OUT))
+    cap = _framework_cap(workload)
+    capped = rejected.count(R.FRAMEWORK_GPU_LIMIT)
+    if capped and cap is not None:
+        advice.append(
+            Message(
+                C.FRAMEWORK_GPU_LIMIT_ADVICE,
+                {"count": capped, "framework": workload.framework, "max_gpus": cap},
+            )
+        )
     if not priced:
         if rejected.count(R.OVER_MAX_TOTAL_USD) or rejected.count(R.OVER_MAX_HOURS):
             advice.append(Message(C.OVER_BUDGET))
@@ -336,7 +414,7 @@ def _advice(
                 advice.append(Message(C.TRY_LORA))
             if workload.gradient_checkpointing != "full" and training:
                 advice.append(Message(C.TRY_FULL_CHECKPOINTING))
-            if not c.allow_multi_node:
+            if not c.allow_multi_node and cap is None:
                 advice.append(Message(C.ALLOW_MULTI_NODE))
         if c.datacenter_only or c.gpus or c.providers or c.regions or c.mainland_china is not None:
             advice.append(Message(C.WIDEN_CONSTRAINTS))

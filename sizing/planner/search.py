@@ -11,6 +11,7 @@ from typing import Any
 from catalog.pricing import PricingModel
 
 from ..estimator import GPUSpec, Workload, gpu_hours_floor
+from ..frameworks import quantised_gpu_limit
 from ..messages import Message, MessageCode
 from ..messages import RejectionCode as R
 from .explain import (
@@ -160,6 +161,9 @@ class _Planner:
         self.objective = objective
         self.cache = _EstimateCache(workload, headroom, c.fit_on)
         self.max_gpus = c.max_gpus or DEFAULT_MAX_GPUS
+        # A framework that trains a quantised base on few GPUs only (litgpt: one).
+        self.framework_cap = quantised_gpu_limit(workload.framework, workload.method, workload.task)
+        self.max_gpus = min(self.max_gpus, self.framework_cap or self.max_gpus)
         self.price_limits = c.max_usd_per_hour is not None or c.max_total_usd is not None
         self.first_only = objective != "fastest" and workload.task == "inference"
         self.profiles: dict[HardwareKey, _Profile] = {}
@@ -318,6 +322,11 @@ class _Planner:
             reason = _gpu_rejection(first, c)
             if reason:
                 self.reject(reason, _OffersOf(book, entries))
+                return []
+            if self.framework_cap is not None and first.gpu_count > self.framework_cap:
+                self.profile(group.hardware, first)  # the example names its GPU count
+                failure = Failure(R.FRAMEWORK_GPU_LIMIT, None)
+                self.reject(R.FRAMEWORK_GPU_LIMIT, _OffersOf(book, entries), failure)
                 return []
         return entries
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..compute import training_speed
+from ..compute import inter_node_network_gbps, training_speed
 from ..estimator import (
     Estimate,
     GPUSpec,
@@ -283,11 +283,15 @@ def _intra_node_class(offer: Offer, gpus_per_node: int) -> str:
 
 def _inter_node_gbps(offer: Offer) -> float | None:
     """The time model's bandwidth between nodes (Gbit/s), never a missing figure taken as zero:
-    the instance's network figure where published. Else, over RDMA, None (the time model's
-    default cluster fabric: a catalog RDMA figure is per port, as its note says, and the node
-    carries several); over a plain fabric, its own figure, or ordinary cloud networking."""
-    if offer.network_gbps is not None:
-        return offer.network_gbps
+    the instance's network figure where it is the node's (``inter_node_network_gbps``). Else,
+    over RDMA, None (unknown: a catalog RDMA figure is per port and no ports per node are
+    recorded); over a plain fabric, its own figure, or ordinary cloud networking."""
+    kind = offer.inter_kind if offer.inter_rdma else None
+    network = inter_node_network_gbps(
+        offer.network_gbps, rdma_kind=kind, port_gbps=offer.inter_bandwidth_gbps
+    )
+    if network is not None:
+        return network
     if offer.inter_rdma:
         return None
     return offer.inter_bandwidth_gbps or PLAIN_NETWORK_GBPS

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from sizing import selectors
 from sizing.estimator import Topology, estimate, memory_per_gpu_gib
-from sizing.planner import FIT_HEADROOM, OfferBook, _Planner
+from sizing.planner import FIT_HEADROOM, OBJECTIVES, OfferBook, _Planner
 from sizing.planner.steps import Fits
 from sizing.presets import load_presets
 from sizing.services import constraints_build, workload_build
@@ -42,10 +42,11 @@ def test_workloads_equal_but_for_their_model_do_not_share_memos():
 def test_the_planners_kept_estimates_are_the_estimators():
     workload = workload_build({"model": "llama-3-70b", "method": "full", "tokens": 1e9})
     book = OfferBook(selectors.offer_list())
-    planner = _Planner(workload, constraints_build(None), "cheapest", FIT_HEADROOM)
-    planner.run(book, limit=5)
     checked = 0
-    for profile in planner.profiles.values():
+    planners = [_Planner(workload, constraints_build(None), o, FIT_HEADROOM) for o in OBJECTIVES]
+    for planner in planners:
+        planner.run(book, limit=5)
+    for profile in (p for planner in planners for p in planner.profiles.values()):
         for step in profile.steps:
             if not isinstance(step, Fits):
                 continue

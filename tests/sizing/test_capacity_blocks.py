@@ -140,3 +140,39 @@ def test_the_price_list_filters_on_capacity_block(api_client, blocks):
     wrong = api_client.get("/api/prices/?pricing_model=capacity_blocks")
     assert wrong.status_code == 400
     assert "pricing_model" in wrong.json()["errors"]
+
+
+def test_a_run_too_short_for_a_block_is_shown_at_the_fewest_nodes_that_hit_it(api_client):
+    """More nodes only shorten the run: the example is the first node count that is too short
+    (here one node), not the last one walked (16 nodes, 0.0 h)."""
+    short = dict(LONG_RUN, tokens=5_000_000)
+    body = {
+        "workload": short,
+        "constraints": {
+            "providers": ["aws"],
+            "pricing": ["capacity_block"],
+            "allow_multi_node": True,
+        },
+        "limit": 3,
+    }
+    response = api_client.post("/api/recommend", body, format="json")
+    assert response.status_code == 200, response.content
+    entry = response.json()["rejected"]["run_too_short_for_term"]
+    assert entry["example_messages"]
+    for example in entry["example_messages"]:
+        assert example["params"]["nodes"] == 1, example["text"]
+        assert 0 < example["params"]["hours"] < TERM_HOURS["capacity_block"] / 2
+        assert " 0.0 h" not in example["text"], example["text"]
+
+
+def test_an_hourly_cap_is_shown_at_the_fewest_nodes_over_it(api_client):
+    body = {
+        "workload": LONG_RUN,
+        "constraints": {"providers": ["aws"], "pricing": ["on_demand"], "max_usd_per_hour": 0.01},
+        "limit": 3,
+    }
+    response = api_client.post("/api/recommend", body, format="json")
+    assert response.status_code == 200, response.content
+    entry = response.json()["rejected"]["over_max_usd_per_hour"]
+    assert entry["example_messages"]
+    assert all(m["params"]["nodes"] == 1 for m in entry["example_messages"]), entry["examples"]

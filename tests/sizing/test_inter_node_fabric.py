@@ -47,8 +47,13 @@ def test_an_infiniband_cluster_without_a_network_figure_is_not_warned_of_missing
     unpublished = [p for p in multi if p["interconnect"]["network_gbps"] is None]
     assert unpublished
     for p in unpublished:
-        joined = [m for m in p["reason_messages"] if m["code"] == C.NODES_JOINED_RDMA_FABRIC]
-        assert joined and joined[0]["params"]["network_gbps"] > 0
+        # InfiniBand's catalog figure is one port's: said per port, never as the node's.
+        assert C.NODES_JOINED_RDMA_FABRIC not in codes(p["reason_messages"])
+        joined = [m for m in p["reason_messages"] if m["code"] == C.NODES_JOINED_RDMA_PORT]
+        assert joined and joined[0]["params"]["port_gbps"] > 0
+        assert "per port" in joined[0]["text"]
+        # The node's bandwidth is unknown: the time leaves that collective out, and says so.
+        assert C.INTER_NODE_UNTIMED in codes(p["warning_messages"])
 
 
 def _multi_node_offer(**over):
@@ -124,3 +129,88 @@ def test_a_job_one_node_holds_is_not_rejected_for_the_missing_fabric(api_client)
     answer = recommend(api_client, small)
     assert answer["recommendations"]
     assert "no_inter_node_fabric" not in answer["rejected"]
+
+
+def test_a_per_port_fabric_figure_is_not_the_nodes_and_a_per_node_one_is():
+    ib = _multi_node_offer(network_gbps=None, inter_bandwidth_gbps=400.0, inter_kind="infiniband")
+    reasons, warnings, said = _said(ib)
+    assert reasons == [C.NODES_JOINED_RDMA_PORT] and warnings == []
+    assert said[0].params["port_gbps"] == 400.0
+    # A slow port is not a slow node: the node's total is unknown.
+    edr = replace(ib, inter_bandwidth_gbps=50.0)
+    assert _said(edr)[:2] == ([C.NODES_JOINED_RDMA_PORT], [])
+    # EFAv2's figure is the instance's (fixtures/interconnects.yaml): the node's bandwidth.
+    efa2 = replace(ib, inter_kind="efa", inter_slug="efa-v2", inter_bandwidth_gbps=3200.0)
+    assert _said(efa2)[0] == [C.NODES_JOINED_RDMA_FABRIC]
+
+
+def test_the_time_model_invents_no_bandwidth_between_nodes():
+    """Unknown stays unknown: no default fabric speed; the collective between nodes is left
+    out of the time (a lower bound) and the estimate says so. A known figure is used as is."""
+    from catalog.models import GPU
+    from sizing.estimator import estimate, parse_workload
+    from sizing.presets import load_presets
+    from sizing.selectors import gpu_spec
+    from sizing.specs import Topology
+
+    gpu = gpu_spec(GPU.objects.get(slug="h100-sxm"))
+    # Short micro-batches: ZeRO-3's gathers outlast the compute even at 1,600 Gbit/s.
+    w = parse_workload(
+        {"model": "llama-3-70b", "task": "pretrain", "sharding": "zero3", "tokens": 1e10,
+         "gradient_checkpointing": "full", "batch_size": 1, "seq_len": 512},
+        load_presets(),
+    )  # fmt: skip
+
+    def hours(**topology):
+        topo = Topology(gpu_count=64, gpus_per_node=8, intra_node="nvswitch", **topology)
+        return estimate(w, gpu=gpu, gpu_count=64, topology=topo)
+
+    unknown, zero = hours(inter_node_gbps=None), hours(inter_node_gbps=0.0)
+    slow, fast = hours(inter_node_gbps=100.0), hours(inter_node_gbps=1600.0)
+    assert unknown.inter_node_untimed and zero.inter_node_untimed  # 0 is unknown, not 0 Gbit/s
+    assert not slow.inter_node_untimed and not fast.inter_node_untimed
+    assert unknown.est_hours == zero.est_hours
+    # Left out, not assumed: no known fabric is faster than leaving its collective out, and
+    # the unknown fabric is not timed as the old 1,600 Gbit/s default.
+    assert unknown.est_hours < fast.est_hours < slow.est_hours
+    assert any("bandwidth not known" in note for note in unknown.notes)
+    one_node = Topology(gpu_count=8, gpus_per_node=8, intra_node="nvswitch")
+    assert not estimate(w, gpu=gpu, gpu_count=8, topology=one_node).inter_node_untimed
+
+
+def test_a_network_figure_under_one_infiniband_port_is_the_front_end_networks():
+    """Azure's ND series publish 24-80 Gbit/s (the front-end Ethernet) beside 8 x 200-400
+    Gbit/s InfiniBand: a node has at least one port of its fabric, so that figure is not the
+    fabric's; the bandwidth between nodes stays unknown. EFA runs over the instance's own
+    network, so its instance figure stands even under the adapter's."""
+    ib = _multi_node_offer(
+        inter_kind="infiniband", inter_slug="infiniband-ndr", inter_bandwidth_gbps=400.0,
+        network_gbps=80.0,
+    )  # fmt: skip
+    assert _inter_node_gbps(ib) is None
+    reasons, warnings, said = _said(ib)
+    assert reasons == [C.NODES_JOINED_RDMA_FRONT_END] and warnings == []  # not "slow RDMA"
+    assert said[0].params == {"interconnect": "infiniband-ndr", "port_gbps": 400.0,
+                              "network_gbps": 80.0}  # fmt: skip
+    assert _inter_node_gbps(replace(ib, network_gbps=3200.0)) == 3200.0
+    efa = replace(ib, inter_kind="efa", inter_slug="efa", inter_bandwidth_gbps=100.0)
+    assert _inter_node_gbps(replace(efa, network_gbps=50.0)) == 50.0
+    assert _inter_node_gbps(replace(ib, inter_rdma=False, network_gbps=0.0)) == 400.0  # never 0
+
+
+def test_azure_infiniband_plans_are_not_timed_on_their_front_end_network(api_client):
+    body = {
+        "workload": {"model": "llama-3-70b", "task": "pretrain", "tokens": 1e10,
+                     "gradient_checkpointing": "full"},
+        "constraints": {"providers": ["azure"], "gpus": ["h100-sxm"], "include_stale": True},
+        "objective": "fastest",
+        "limit": 3,
+    }  # fmt: skip
+    plans = recommend(api_client, body)["recommendations"]
+    multi = [p for p in plans if p["nodes"] > 1]
+    assert multi
+    for p in multi:
+        assert p["interconnect"]["inter_node"].startswith("infiniband")
+        assert C.MULTI_NODE_RDMA_SLOW not in codes(p["warning_messages"])
+        assert C.INTER_NODE_UNTIMED in codes(p["warning_messages"])
+        assert C.NODES_JOINED_RDMA_FRONT_END in codes(p["reason_messages"])

@@ -164,3 +164,88 @@ def test_double_quant_outside_qlora_is_a_400_naming_the_field(data):
     with pytest.raises(WorkloadError) as e:
         parse_workload(body, PRESETS)
     assert "double_quant" in e.value.errors
+
+
+# --- litgpt refuses quantised training on more than one GPU ----------------------------------
+LITGPT_QLORA = {
+    "model": "llama-2-7b",
+    "task": "finetune",
+    "method": "qlora",
+    "framework": "litgpt",
+    "batch_size": 2,
+    "seq_len": 512,
+    "tokens": 20_000_000,
+}
+
+
+def _recommend(client, workload, objective="fastest", **constraints):
+    body = {
+        "workload": workload,
+        "constraints": {"include_stale": True, "pricing": ["on_demand"], **constraints},
+        "objective": objective,
+        "limit": 50,
+    }
+    response = client.post("/api/recommend", body, format="json")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def test_litgpt_limits_quantised_training_to_one_gpu():
+    """litgpt/finetune/lora.py @26857050 setup(): NotImplementedError when devices x num_nodes
+    > 1 with --quantize; the other frameworks run QLoRA across GPUs."""
+    from sizing.frameworks import quantised_gpu_limit
+
+    assert FRAMEWORKS["litgpt"].quantised_max_gpus == 1
+    assert quantised_gpu_limit("litgpt", "qlora", "finetune") == 1
+    assert quantised_gpu_limit("litgpt", "lora", "finetune") is None  # LoRA without --quantize
+    for name in ("hf", "torchtune", "llama_factory", "unsloth"):
+        assert quantised_gpu_limit(name, "qlora", "finetune") is None
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("objective", ["fastest", "cheapest"])
+def test_the_planner_offers_litgpt_qlora_on_one_gpu_only(api_client, objective):
+    body = _recommend(api_client, LITGPT_QLORA, objective)
+    plans = body["recommendations"]
+    assert plans
+    assert all(p["gpu_count"] <= 1 and p["nodes"] == 1 for p in plans), [
+        (p["instance_type"], p["gpu_count"], p["nodes"]) for p in plans
+    ]
+    entry = body["rejected"]["framework_gpu_limit"]
+    assert entry["count"] > 0
+    assert entry["text"].startswith("The framework does not train a quantised")
+    example = entry["example_messages"][0]
+    assert example["code"] == "example_framework_gpu_limit"
+    assert example["params"]["gpu_count"] > 1 and example["params"]["max_gpus"] == 1
+    assert "litgpt trains QLoRA on at most 1" in example["text"]
+    advice = [m for m in body["advice_messages"] if m["code"] == "framework_gpu_limit_advice"]
+    assert advice and advice[0]["params"]["count"] == entry["count"]
+    assert "torchtune" in advice[0]["text"]
+    # The same job under PEFT is offered on several GPUs, and nothing is rejected for it.
+    hf = _recommend(api_client, {**LITGPT_QLORA, "framework": "hf"}, objective)
+    assert "framework_gpu_limit" not in hf["rejected"]
+    if objective == "fastest":
+        assert any(p["gpu_count"] > 1 for p in hf["recommendations"])
+
+
+@pytest.mark.django_db
+def test_litgpt_qlora_too_big_for_one_gpu_says_so_and_not_allow_multi_node(api_client):
+    big = {**LITGPT_QLORA, "model": "llama-3-70b", "batch_size": 8, "seq_len": 4096}
+    body = _recommend(api_client, big, "cheapest", allow_multi_node=False, max_gpus=64)
+    assert all(p["gpu_count"] <= 1 for p in body["recommendations"])
+    assert body["rejected"]["framework_gpu_limit"]["count"] > 0
+    codes = [m["code"] for m in body["advice_messages"]]
+    assert "framework_gpu_limit_advice" in codes
+    assert "allow_multi_node" not in codes
+
+
+def test_an_estimate_of_litgpt_qlora_on_several_gpus_says_litgpt_refuses_it():
+    from sizing.messages import MessageCode as C
+
+    on_eight = estimate(wl(), gpu_count=8)
+    notes = [m for m in on_eight.note_messages if m.code == C.NOTE_FRAMEWORK_GPU_LIMIT]
+    assert notes and notes[0].params == {"framework": "litgpt", "max_gpus": 1, "gpu_count": 8}
+    assert "torchtune" in notes[0].text
+    assert not [m for m in estimate(wl()).note_messages if m.code == C.NOTE_FRAMEWORK_GPU_LIMIT]
+    hf = estimate(wl(framework="hf"), gpu_count=8)
+    assert not [m for m in hf.note_messages if m.code == C.NOTE_FRAMEWORK_GPU_LIMIT]

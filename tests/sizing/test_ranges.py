@@ -147,3 +147,36 @@ def test_the_quantile_is_linear_between_order_statistics():
     assert generator.quantile([1.0, 2.0, 3.0, 4.0, 5.0], 0.5) == 3.0
     assert generator.quantile([1.0, 2.0], 0.95) == pytest.approx(1.95)
     assert generator.quantile([7.0], 0.05) == 7.0
+
+
+@pytest.mark.parametrize("objective", ["cheapest", "fastest"])
+def test_every_plan_states_its_gpu_hours_range_as_its_hours_range_times_its_gpus(
+    api_client, objective
+):
+    body = {
+        "workload": {"model": "llama-3-8b", "method": "lora", "tokens": 2e9},
+        "constraints": {"include_stale": True, "allow_multi_node": True},
+        "objective": objective,
+        "limit": 10,
+    }
+    response = api_client.post("/api/recommend", body, format="json")
+    assert response.status_code == 200, response.content
+    plans = response.json()["recommendations"]
+    assert plans
+    if objective == "fastest":
+        assert any(p["nodes"] > 1 for p in plans)  # a multi-node plan counts every node's GPUs
+    for p in plans:
+        low, high = p["gpu_hours_range"]
+        hours_low, hours_high = p["est_hours_range"]
+        gpus = p["gpu_count"]
+        assert low == pytest.approx(hours_low * gpus, rel=1e-3, abs=0.01 * gpus)
+        assert high == pytest.approx(hours_high * gpus, rel=1e-3, abs=0.01 * gpus)
+        assert low <= p["est_hours"] * gpus * (1 + 1e-3) and p["est_hours"] * gpus <= high * (
+            1 + 1e-3
+        )
+
+
+def test_a_plan_without_a_run_length_has_no_gpu_hours_range(api_client):
+    body = {"workload": {"model": "llama-3-8b", "method": "lora"}, "limit": 3}
+    plans = api_client.post("/api/recommend", body, format="json").json()["recommendations"]
+    assert plans and all(p["gpu_hours_range"] is None for p in plans)
