@@ -563,7 +563,7 @@ def _over_context(
         _, basis = config_max_context(config) or (limit, f"max_position_embeddings {limit}")
         return Message(C.INPUT_CONTEXT_OVER_CONFIG, {"max_position": limit, "basis": basis})
     longer = [
-        (abs(math.log(other.params_b / arch.params_b)), name)
+        (abs(math.log(max(other.params_b, 1e-9) / max(arch.params_b, 1e-9))), name)
         for name, other in presets.items()
         if other.family == arch.family
         and other.kind == arch.kind
