@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 # difflib's similarity ratio below which a name is not offered on spelling alone (0.6 is
 # difflib's default; a little lower catches short slugs with one wrong letter, "awz" for "aws").
@@ -41,6 +41,10 @@ OTHER_NAMES: dict[str, str] = {
     "vast": "vastai",
 }
 
+# Country codes people write for another: the United Kingdom's ISO 3166-1 alpha-2 code is GB;
+# UK is only "exceptionally reserved" for it (ISO 3166 Maintenance Agency).
+COUNTRY_OTHER_CODES: dict[str, str] = {"uk": "GB"}
+
 _SEPARATORS = re.compile(r"[-_\s./]+")
 _MEMORY = re.compile(r"^(\d+)(?:g|gb|gib)$")
 
@@ -61,10 +65,17 @@ def _shared(value_parts: list[str], name: str) -> int:
     )
 
 
-def close_names(value: str, known: Iterable[str], *, limit: int = 3) -> list[str]:
+def close_names(
+    value: str,
+    known: Iterable[str],
+    *,
+    limit: int = 3,
+    other_names: Mapping[str, str] = OTHER_NAMES,
+) -> list[str]:
     """Up to ``limit`` known names closest to ``value``, best first (see the module docstring);
     failing that, the names that contain its first dash-separated part ("llama" finds the llama
-    presets)."""
+    presets). ``other_names`` maps other common names (lower-case, no separators) to known ones:
+    the providers' by default."""
     names = sorted(set(known))
     value_parts = _parts(value)
     matcher = difflib.SequenceMatcher()
@@ -77,7 +88,7 @@ def close_names(value: str, known: Iterable[str], *, limit: int = 3) -> list[str
         if shared or ratio >= CLOSE_CUTOFF:
             scored.append((-shared, -ratio, name))
     close = [name for _, _, name in sorted(scored)]
-    other = OTHER_NAMES.get(re.sub(r"[^a-z0-9]", "", value.lower()))
+    other = other_names.get(re.sub(r"[^a-z0-9]", "", value.lower()))
     if other is not None and other in names:
         close = [other, *(name for name in close if name != other)]
     close = close[:limit]
@@ -87,7 +98,13 @@ def close_names(value: str, known: Iterable[str], *, limit: int = 3) -> list[str
     return close
 
 
-def did_you_mean(value: str, known: Iterable[str], *, limit: int = 3) -> str:
+def did_you_mean(
+    value: str,
+    known: Iterable[str],
+    *,
+    limit: int = 3,
+    other_names: Mapping[str, str] = OTHER_NAMES,
+) -> str:
     """``"did you mean a, b?"`` for the names closest to ``value``, or ``""`` when none is."""
-    close = close_names(value, known, limit=limit)
+    close = close_names(value, known, limit=limit, other_names=other_names)
     return f"did you mean {', '.join(close)}?" if close else ""

@@ -189,7 +189,7 @@ WORKLOAD: tuple[Field, ...] = (
         "float",
         gettext_noop("Training tokens"),
         "Tokens to train on.",
-        bounds=(0, 1e15),
+        bounds=(1, 1e15),
         count=True,
     ),
     Field(

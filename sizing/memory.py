@@ -353,6 +353,11 @@ def _activations(w: Workload, tp: int, explain: bool = True) -> tuple[float, str
         backward = BACKWARD_TRANSIENT_LAYERS * biggest
     retained = previous_step_4bit_inputs(w)
     total = (kept + max(backward, logits + retained)) / tp
+    if ckpt != "full" and not offload and tp > 1:
+        # The K and V a layer saves are copied with their heads past TP = KV heads: each GPU
+        # holds kv_heads_per_gpu of them, not 1/tp (replicated_kv_params).
+        share = _kv_copy_share(a, tp)
+        total += (n_dense + n_moe) * b * s * (a.kv_width + a.v_width) * e * share
     if not explain:
         return total, ""
     if offload:
@@ -527,6 +532,7 @@ def training_memory(w: Workload, *, dp: int, sharding: str, explain: bool = True
             else compute_b
         )
         weights = (quant * base_b + rest * rest_b) / mp
+        weights += replicated_kv_params(a, tp) / w.pipeline_parallel * base_b
         if zero_p and dp > 1:
             weights /= dp
         r.weights = weights
@@ -626,6 +632,20 @@ def training_memory(w: Workload, *, dp: int, sharding: str, explain: bool = True
             biggest_tensor = max(_layer_params(a), float(a.vocab_size or 0) * (a.hidden_size or 0))
             r.gradients = min(trainable, biggest_tensor) * gb / mp
         r.optimizer = trainable * (master + states) / mp
+        # K/V projections copied on every GPU past TP = KV heads (replicated_kv_params): their
+        # weights, and for full training their gradients and optimizer states, once per copy.
+        copies = replicated_kv_params(a, tp) / w.pipeline_parallel
+        if copies:
+            r.weights += copies * wb
+            if w.method == "full":
+                r.gradients += copies * gb
+                r.optimizer += copies * (master + states)
+            r.note(
+                lambda: (
+                    f"weights, gradients, optimizer include {copies / 1e6:.1f}M K/V projection "
+                    f"params copied past TP {a.total_kv_heads} (one whole KV head per GPU at TP {tp})"
+                )
+            )
         if zero_o and dp > 1:
             r.optimizer /= dp
         if zero_g and dp > 1:
@@ -720,6 +740,30 @@ def training_memory(w: Workload, *, dp: int, sharding: str, explain: bool = True
     return r
 
 
+def _kv_copy_share(arch: ModelArch, tp: int) -> float:
+    """The share of the K/V heads one GPU holds beyond its 1/tp: kv_heads_per_gpu / kv heads
+    - 1/tp, 0 unless TP exceeds the KV heads (and for latent attention)."""
+    kv_all = arch.total_kv_heads
+    if not arch.is_transformer or arch.uses_mla or tp <= 1 or not kv_all:
+        return 0.0
+    return max(0.0, arch.kv_heads_per_gpu(tp) / kv_all - 1 / tp)
+
+
+def replicated_kv_params(arch: ModelArch, tp: int) -> float:
+    """K and V projection parameters one GPU holds beyond its 1/tp share: vLLM's
+    QKVParallelLinear gives each GPU whole KV heads, replicated when there are fewer heads than
+    GPUs (vllm-project/vllm vllm/model_executor/layers/linear.py @0036d38d), so past TP = KV
+    heads a GPU keeps 1/KV heads of the K/V weights, not 1/tp. 0 when TP divides the heads, and
+    for latent attention (its shared projections are not split by KV head)."""
+    share = _kv_copy_share(arch, tp)
+    if not share:
+        return 0.0
+    h = float(arch.hidden_size or 0)
+    bias = arch.bias or arch.qkv_bias
+    per_layer = 2 * (h * arch.kv_width + (arch.kv_width if bias else 0))
+    return _scaled(arch, per_layer * arch.total_layers) * share
+
+
 def inference_memory(w: Workload, *, tp: int, explain: bool = True) -> MemoryResult:
     """Per-GPU memory of serving: weights + KV cache at context x concurrency, split over `tp` GPUs."""
     a = w.arch
@@ -746,24 +790,47 @@ def inference_memory(w: Workload, *, tp: int, explain: bool = True) -> MemoryRes
                 + (f" / TP {tp}" if tp > 1 else "")
             )
         )
+    copies = replicated_kv_params(a, tp)
+    if copies:
+        kv_w_b = (
+            (INT4_BYTES_PER_PARAM if w.precision == "int4" else 1.0)
+            if w.precision in ("int4", "int8", "fp8")
+            else DTYPE_BYTES[w.precision]
+        )
+        r.weights += copies * kv_w_b
+        r.note(
+            lambda: (
+                f"weights: + {_gib(copies * kv_w_b)} K/V projections replicated past TP "
+                f"{a.total_kv_heads} (one whole KV head per GPU at TP {tp}, vLLM QKVParallelLinear)"
+            )
+        )
     ctx = w.context_len or w.seq_len
     conc = w.concurrency or w.batch_size
     if a.is_transformer and a.kind != "encoder" and a.kind != "vit":
         kv_b = 4.0 if w.precision == "fp32" else 2.0
         per_tok = a.kv_cache_elems_per_token_layer * kv_b * a.total_layers
         tokens = math.ceil(ctx / KV_BLOCK_TOKENS) * KV_BLOCK_TOKENS * conc
-        split = 1 if a.uses_mla else tp  # MLA's latent is not split across heads
-        r.kv_cache = per_tok * tokens / split
+        # Each GPU caches its own KV heads, at least one whole head: past TP = KV heads vLLM
+        # replicates them (ModelArch.kv_heads_per_gpu). MLA's latent is one vector per token,
+        # not split across heads: every GPU caches all of it (vLLM get_num_kv_heads: 1).
+        kv_all = a.total_kv_heads
+        kv_gpu = kv_all if a.uses_mla else a.kv_heads_per_gpu(tp)
+        r.kv_cache = per_tok * tokens * kv_gpu / max(1, kv_all)
         what = (
             f"(kv_lora_rank {a.kv_lora_rank} + rope {a.qk_rope_head_dim})"
             if a.uses_mla
-            else f"2 x {a.kv_heads or a.heads} KV heads x {a.head_dim_eff}"
+            else f"2 x {kv_all} KV heads x {a.head_dim_eff}"
         )
         r.note(
             lambda: (
                 f"kv_cache: {_gib(r.kv_cache)} = {a.total_layers} layers x {what} x {kv_b:g} B "
                 f"x {ctx} context x {conc} sequences (16-token blocks, vLLM)"
-                + (f" / TP {split}" if split > 1 else "")
+                + (
+                    f" x {kv_gpu}/{kv_all} KV heads per GPU (TP {tp}"
+                    + (", heads replicated: at least one per GPU)" if kv_gpu * tp > kv_all else ")")
+                    if kv_gpu < kv_all
+                    else ""
+                )
             )
         )
         h = float(a.hidden_size or 0)

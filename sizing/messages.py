@@ -187,6 +187,16 @@ class MessageCode(StrEnum):
     NODES_JOINED_RDMA_FRONT_END = "nodes_joined_rdma_front_end"
     NOTE_FRAMEWORK_GPU_LIMIT = "note_framework_gpu_limit"
     FRAMEWORK_GPU_LIMIT_ADVICE = "framework_gpu_limit_advice"
+    # inputfix: contexts past the model's limit, tensor parallel over KV heads, config.json
+    # combinations that cannot be.
+    INPUT_CONTEXT_OVER_MAX = "input_context_over_max"
+    INPUT_CONTEXT_OVER_MAX_ALTERNATIVE = "input_context_over_max_alternative"
+    INPUT_CONTEXT_OVER_CONFIG = "input_context_over_config"
+    INPUT_TP_KV_HEADS = "input_tp_kv_heads"
+    INPUT_CONFIG_ACTIVE_EXPERTS = "input_config_active_experts"
+    INPUT_CONFIG_KV_HEADS = "input_config_kv_heads"
+    INPUT_CONFIG_DENSE_LAYERS = "input_config_dense_layers"
+    INPUT_CONFIG_LATENT_KEYS = "input_config_latent_keys"
 
 
 # One template per code and language: str.format fields named by the message's params. Derived
@@ -841,6 +851,46 @@ TEMPLATES.update(
         MessageCode.FRAMEWORK_GPU_LIMIT_ADVICE: {
             "en": "{framework} refuses quantised (QLoRA) training on more than {max_gpus} GPU(s), so {count} offer(s) with more were left out. Run it on {max_gpus} GPU(s), or for QLoRA across GPUs use framework hf (PEFT with FSDP) or torchtune (lora_finetune_distributed).",
             "zh-hans": "{framework} 不支持在超过 {max_gpus} 块 GPU 上进行量化（QLoRA）训练，因此排除了 {count} 个 GPU 更多的报价。请在 {max_gpus} 块 GPU 上运行；若要多卡 QLoRA，请改用 hf 框架（PEFT + FSDP）或 torchtune（lora_finetune_distributed）。",
+        },
+    }
+)
+
+
+# --- inputfix: contexts past the model's limit, tensor parallel over KV heads, config.json
+# combinations that cannot be (sizing/workload.py, sizing/specs.py) ---------------------------
+TEMPLATES.update(
+    {
+        MessageCode.INPUT_CONTEXT_OVER_MAX: {
+            "en": "Must be at most {max_position:bound}, the longest context {model} supports.",
+            "zh-hans": "不能超过 {max_position:bound}，这是 {model} 支持的最长上下文。",
+        },
+        MessageCode.INPUT_CONTEXT_OVER_MAX_ALTERNATIVE: {
+            "en": "Must be at most {max_position:bound}, the longest context {model} supports; presets of its family that support {asked:bound}: {alternatives}.",
+            "zh-hans": "不能超过 {max_position:bound}，这是 {model} 支持的最长上下文；同系列中支持 {asked:bound} 的预设：{alternatives}。",
+        },
+        MessageCode.INPUT_CONTEXT_OVER_CONFIG: {
+            "en": "Must be at most {max_position:bound}, the longest context the config.json given supports ({basis}).",
+            "zh-hans": "不能超过 {max_position:bound}，这是所给 config.json 支持的最长上下文（{basis}）。",
+        },
+        MessageCode.INPUT_TP_KV_HEADS: {
+            "en": "Must divide the {kv_heads} KV heads of {model} or be a multiple of them: tensor parallelism gives each GPU whole KV heads, split or copied.",
+            "zh-hans": "必须能整除 {model} 的 {kv_heads} 个 KV 头，或是它的整数倍：张量并行给每块 GPU 完整的 KV 头（切分或复制）。",
+        },
+        MessageCode.INPUT_CONFIG_ACTIVE_EXPERTS: {
+            "en": "num_experts_per_tok ({active}) must not exceed the {experts} experts ({key}).",
+            "zh-hans": "num_experts_per_tok（{active}）不能超过专家数 {experts}（{key}）。",
+        },
+        MessageCode.INPUT_CONFIG_KV_HEADS: {
+            "en": "num_key_value_heads ({kv_heads}) must divide num_attention_heads ({heads}).",
+            "zh-hans": "num_key_value_heads（{kv_heads}）必须能整除 num_attention_heads（{heads}）。",
+        },
+        MessageCode.INPUT_CONFIG_DENSE_LAYERS: {
+            "en": "first_k_dense_replace ({dense}) must not exceed num_hidden_layers ({layers}).",
+            "zh-hans": "first_k_dense_replace（{dense}）不能超过 num_hidden_layers（{layers}）。",
+        },
+        MessageCode.INPUT_CONFIG_LATENT_KEYS: {
+            "en": "kv_lora_rank (latent attention) needs {keys} as well.",
+            "zh-hans": "给出 kv_lora_rank（潜在注意力）时还需要 {keys}。",
         },
     }
 )

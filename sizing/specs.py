@@ -244,6 +244,20 @@ class ModelArch:
         return (self.layers or 0) + self.decoder_layers
 
     @property
+    def total_kv_heads(self) -> int:
+        """KV heads of one attention layer (attention heads when the config names none)."""
+        return self.kv_heads or self.heads or 0
+
+    def kv_heads_per_gpu(self, tp: int) -> int:
+        """KV heads each of `tp` tensor-parallel GPUs holds when serving: the heads are split,
+        and replicated when there are fewer of them than GPUs, so every GPU keeps at least one
+        whole head (vLLM ModelConfig.get_num_kv_heads, `max(1, total_num_kv_heads //
+        tensor_parallel_size)`, vllm-project/vllm vllm/config/model.py @18ec6629;
+        QKVParallelLinear replicates the K/V projections the same way,
+        vllm/model_executor/layers/linear.py @0036d38d)."""
+        return max(1, self.total_kv_heads // max(1, tp))
+
+    @property
     def kv_cache_elems_per_token_layer(self) -> int:
         """Elements cached per token per layer: 2 x KV heads x head dim (vLLM, GQA); MLA: latent + rope key."""
         if self.uses_mla:
@@ -480,6 +494,12 @@ def arch_from_config(config: dict[str, Any]) -> ModelArch:
     heads = kwargs["heads"]
     if kwargs["hidden_size"] % heads and "head_dim" not in kwargs:
         raise ValueError([Message(C.INPUT_CONFIG_HEAD_DIM)])
+    problems = _config_contradictions(cfg, kwargs)
+    if problems:
+        raise ValueError(problems)
+    limit = config_max_context(cfg)
+    if limit is not None:
+        kwargs["max_position"] = limit[0]
     kwargs.setdefault("kv_heads", heads)
     kwargs.setdefault(
         "intermediate_size", kwargs.get("moe_intermediate_size", 4 * kwargs["hidden_size"])
@@ -514,3 +534,76 @@ def arch_from_config(config: dict[str, Any]) -> ModelArch:
     )
     total = arch.counts.computed_total
     return replace(arch, params_b=total / 1e9) if total > 0 else arch
+
+
+# Keys latent attention (kv_lora_rank, DeepSeek-V2/V3) needs besides the rank: without them the
+# per-head query, key and value widths are unknown (DeepSeek-V2 report sec. 2.1).
+CONFIG_LATENT_KEYS = ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+# RoPE scaling types whose max_position_embeddings already is the extended context (vLLM
+# _get_and_verify_max_len skips the factor for these, vllm-project/vllm vllm/config/model.py
+# @18ec6629); gemma3's is already scaled too.
+ROPE_TYPES_ALREADY_SCALED = ("su", "longrope", "llama3", "default")
+CONFIG_ROPE_ALREADY_SCALED_MODELS = ("gemma3",)
+
+
+def _config_contradictions(cfg: dict[str, Any], kwargs: dict[str, Any]) -> list[Message]:
+    """Combinations of config.json numbers no model can have (each certain, not a style rule)."""
+    problems = []
+    heads, kv_heads = kwargs["heads"], kwargs.get("kv_heads")
+    # Grouped-query attention shares each KV head among heads / kv_heads query heads
+    # (Ainslie et al. 2023; HF repeat_kv, num_key_value_groups = heads // kv_heads).
+    if kv_heads is not None and heads % kv_heads:
+        problems.append(Message(C.INPUT_CONFIG_KV_HEADS, {"kv_heads": kv_heads, "heads": heads}))
+    experts_key = next((k for k in CONFIG_EXPERT_NAMES if cfg.get(k) is not None), None)
+    active = kwargs.get("active_experts")
+    if experts_key is not None and active is not None and active > kwargs["experts"]:
+        problems.append(
+            Message(
+                C.INPUT_CONFIG_ACTIVE_EXPERTS,
+                {"active": active, "experts": kwargs["experts"], "key": experts_key},
+            )
+        )
+    dense = kwargs.get("first_dense_layers")
+    if dense is not None and dense > kwargs["layers"]:
+        problems.append(
+            Message(C.INPUT_CONFIG_DENSE_LAYERS, {"dense": dense, "layers": kwargs["layers"]})
+        )
+    if "kv_lora_rank" in kwargs:
+        missing = [key for key in CONFIG_LATENT_KEYS if CONFIG_INTS[key] not in kwargs]
+        if missing:
+            problems.append(Message(C.INPUT_CONFIG_LATENT_KEYS, {"keys": ", ".join(missing)}))
+    return problems
+
+
+def config_max_context(config: dict[str, Any]) -> tuple[int, str] | None:
+    """The longest context a config.json supports, and how it follows from the config (None
+    without a valid max_position_embeddings): that number, times the RoPE scaling factor where
+    the scaling extends it (yarn: original_max_position_embeddings x factor), as vLLM derives
+    max_model_len (_get_and_verify_max_len, vllm-project/vllm vllm/config/model.py @18ec6629)."""
+    text = config.get("text_config")
+    cfg = {**config, **text} if isinstance(text, dict) else config
+    max_position = cfg.get("max_position_embeddings")
+    if (
+        isinstance(max_position, bool)
+        or not isinstance(max_position, int)
+        or not 0 < max_position <= CONFIG_MAX_INT
+    ):
+        return None
+    rope = cfg.get("rope_scaling") or cfg.get("rope_parameters")
+    model_type = str(cfg.get("model_type") or "")
+    basis = f"max_position_embeddings {max_position}"
+    if not isinstance(rope, dict) or any(
+        m in model_type for m in CONFIG_ROPE_ALREADY_SCALED_MODELS
+    ):
+        return max_position, basis
+    kind = str(rope.get("rope_type") or rope.get("type") or "default")
+    factor = rope.get("factor")
+    if kind in ROPE_TYPES_ALREADY_SCALED or isinstance(factor, bool):
+        return max_position, basis
+    if not isinstance(factor, (int, float)) or not 0 < factor <= CONFIG_MAX_INT:
+        return max_position, basis
+    base, base_name = max_position, "max_position_embeddings"
+    original = rope.get("original_max_position_embeddings")
+    if kind == "yarn" and isinstance(original, int) and not isinstance(original, bool):
+        base, base_name = original, "original_max_position_embeddings"
+    return int(base * factor), f"{base_name} {base} x {kind} factor {factor:g}"

@@ -32,7 +32,14 @@ from .inputs import (  # noqa: F401  (re-exported: the names callers import from
 )
 from .messages import DEFAULT_LANGUAGE, FIELD_PREFIX, Message, message_render
 from .messages import MessageCode as C
-from .specs import ModelArch, arch_from_config, generic_arch, hash_once, state_without_hash
+from .specs import (
+    ModelArch,
+    arch_from_config,
+    config_max_context,
+    generic_arch,
+    hash_once,
+    state_without_hash,
+)
 
 # Defaults, each with the reason it is the default.
 DEFAULT_SEQ_LEN = 2048  # the common pre-training / SFT context of 2023-24 recipes
@@ -42,6 +49,13 @@ DEFAULT_LORA_RANK = 16
 # QLoRA paper (Dettmers et al. 2023, sec. 4) adapts every linear layer; so do Unsloth and
 # LLaMA-Factory by default, so "all_linear" is the default for LoRA too.
 DEFAULT_LORA_TARGETS = "all_linear"
+
+# Families whose max_position is not a limit on the sequence: T5's relative position biases
+# bucket every offset past 128 into one (Raffel et al. 2020, sec. 2.1), so its 512 (n_positions)
+# is the length it was trained at, not one it cannot exceed.
+UNBOUNDED_POSITION_FAMILIES = frozenset({"t5"})
+# Presets a too-long-context error names as supporting the length asked for.
+CONTEXT_ALTERNATIVES = 3
 
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9._+-]{0,99}$")
 _TRUE = {"true", "1", "yes", "on"}
@@ -386,6 +400,32 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
         bad("gpu_count", C.INPUT_GPU_COUNT_MULTIPLE, model_parallel=tp * pp)
     if arch is not None and arch.is_transformer and tp > 1 and (arch.heads or 1) % tp:
         bad("tensor_parallel", C.INPUT_TP_HEADS, heads=arch.heads, model=arch.name)
+    elif (
+        arch is not None
+        and arch.is_transformer
+        and tp > 1
+        and not arch.uses_mla
+        and arch.total_kv_heads % tp
+        and tp % arch.total_kv_heads
+    ):
+        # Each GPU gets whole KV heads: split over the GPUs, or each head copied on tp / kv
+        # of them when there are fewer heads than GPUs; a degree that does neither is refused
+        # (vLLM QKVParallelLinear `divide(...)`, vllm-project/vllm
+        # vllm/model_executor/layers/linear.py @0036d38d; Megatron-LM's
+        # `divide(num_query_groups, world_size)`, NVIDIA/Megatron-LM
+        # megatron/core/transformer/attention.py @f41b4fd4, refuses even the copies, with
+        # which StarCoder's single KV head was trained at TP 4: Li et al. 2023, sec. 5).
+        bad(
+            "tensor_parallel",
+            C.INPUT_TP_KV_HEADS,
+            kv_heads=arch.total_kv_heads,
+            model=arch.name,
+        )
+    if arch is not None:
+        limit = context_limit(arch)
+        for name, asked in (("seq_len", seq_len), ("context_len", context_len)):
+            if limit is not None and asked is not None and asked > limit:
+                err(name, _over_context(arch, config, asked, limit, presets))
     if errors:
         raise WorkloadError(errors)
     assert arch is not None and task is not None
@@ -417,7 +457,11 @@ def parse_workload(data: dict[str, Any], presets: dict[str, ModelArch]) -> Workl
         mixed = None
         optimizer = None
         ckpt = "none"
-        context_len = context_len or DEFAULT_CONTEXT_LEN
+        # The default fits the model (GPT-2 serves 1024 tokens at most); one asked for is
+        # checked above.
+        context_len = context_len or min(
+            DEFAULT_CONTEXT_LEN, context_limit(arch) or DEFAULT_CONTEXT_LEN
+        )
         concurrency = concurrency or 1
     if seq_len is None:
         seq_len = _default_seq_len(arch, context_len if not training else None)
@@ -491,6 +535,49 @@ def _config(
     except (TypeError, ValueError):
         err("architecture", Message(C.INPUT_CONFIG_JSON))
         return None, None
+
+
+def context_limit(arch: ModelArch) -> int | None:
+    """The longest sequence (prompt and output) the model supports: its max_position; None
+    where it names none or the number is not a limit (UNBOUNDED_POSITION_FAMILIES). vLLM refuses
+    a longer max_model_len (vllm-project/vllm vllm/config/model.py @18ec6629,
+    _get_and_verify_max_len: past it "RoPE ... lead[s] to nan", absolute positions run out of
+    bounds), and training past it leaves positions the model never learned."""
+    if not arch.is_transformer or not arch.max_position:
+        return None
+    if arch.family in UNBOUNDED_POSITION_FAMILIES:
+        return None
+    return int(arch.max_position)
+
+
+def _over_context(
+    arch: ModelArch,
+    config: dict[str, Any] | None,
+    asked: int,
+    limit: int,
+    presets: dict[str, ModelArch],
+) -> Message:
+    """The error of a sequence longer than the model supports, naming the presets of the same
+    family that support it (nearest in size first)."""
+    if config is not None:
+        _, basis = config_max_context(config) or (limit, f"max_position_embeddings {limit}")
+        return Message(C.INPUT_CONTEXT_OVER_CONFIG, {"max_position": limit, "basis": basis})
+    longer = [
+        (abs(math.log(max(other.params_b, 1e-9) / max(arch.params_b, 1e-9))), name)
+        for name, other in presets.items()
+        if other.family == arch.family
+        and other.kind == arch.kind
+        and name != arch.name
+        and (context_limit(other) or 0) >= asked
+    ]
+    params = {"max_position": limit, "model": arch.name}
+    if not longer:
+        return Message(C.INPUT_CONTEXT_OVER_MAX, params)
+    names = [name for _, name in sorted(longer)[:CONTEXT_ALTERNATIVES]]
+    return Message(
+        C.INPUT_CONTEXT_OVER_MAX_ALTERNATIVE,
+        {**params, "alternatives": ", ".join(names), "asked": asked},
+    )
 
 
 def _default_seq_len(arch: ModelArch, context_len: int | None) -> int:

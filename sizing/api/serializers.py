@@ -15,8 +15,9 @@ from api.serializers import (
     StrictFloatField,
     StrictSerializer,
 )
-from catalog.models import GPU, InstanceType, Provider, Region
-from catalog.suggest import did_you_mean
+from catalog.gpu_names import gpu_name_keys, gpu_slugs_named
+from catalog.models import GPU, GPUAlias, InstanceType, Provider, Region
+from catalog.suggest import COUNTRY_OTHER_CODES, OTHER_NAMES, did_you_mean
 
 from .. import inputs, specs
 from ..inputs import OBJECTIVES
@@ -104,28 +105,75 @@ class ConstraintsSerializer(StrictSerializer, DescribedSerializer):
         return _known(value, lambda: Provider.objects.values_list("slug", flat=True), "provider")
 
     def validate_gpus(self, value: list[str]) -> list[str]:
-        return _known(value, lambda: GPU.objects.values_list("slug", flat=True), "GPU")
+        """Slugs in any case and the catalog's aliases ("T4", "RTX 4090"), as slugs."""
+        return _known_gpus(value)
 
     def validate_regions(self, value: list[str]) -> list[str]:
         return _known(value, lambda: Region.objects.values_list("code", flat=True), "region")
 
     def validate_countries(self, value: list[str]) -> list[str]:
-        return [country.upper() for country in value]
+        """Codes some region of the catalog is in (upper-cased). A code no region carries would
+        only empty the answer; ZZ is the code of regions in no one country (a marketplace's
+        worldwide "global" region)."""
+        return _known(
+            [country.strip().upper() for country in value],
+            lambda: Region.objects.values_list("country", flat=True).distinct(),
+            "country",
+            why="no region of the catalog is in it",
+            other_names=COUNTRY_OTHER_CODES,
+        )
 
 
-def _known(values: list[str], names: Callable[[], Iterable[str]], what: str) -> list[str]:
-    """``values`` if all are known names, else a validation error suggesting the closest."""
+def _known(
+    values: list[str],
+    names: Callable[[], Iterable[str]],
+    what: str,
+    *,
+    why: str = "",
+    other_names: Mapping[str, str] = OTHER_NAMES,
+) -> list[str]:
+    """``values`` if all are known names, else a validation error suggesting the closest
+    (``why`` says what makes a name unknown; ``other_names``: other names people use)."""
     if not values:
         return values
     known = set(names())
     problems = []
     for item in values:
         if item not in known:
-            hint = did_you_mean(item, known)
-            problems.append(f"unknown {what} {item!r}" + (f" ({hint})" if hint else ""))
+            hint = did_you_mean(item, known, other_names=other_names)
+            detail = "; ".join(part for part in (why, hint) if part)
+            problems.append(f"unknown {what} {item!r}" + (f" ({detail})" if detail else ""))
     if problems:
         raise serializers.ValidationError(problems)
     return values
+
+
+def _gpu_slugs_of(names: list[str]) -> tuple[list[str], list[str]]:
+    """The slug each of ``names`` stands for (slug in any case, or an alias the catalog knows),
+    and the errors of those that name no GPU or more than one."""
+    slugs = list(GPU.objects.values_list("slug", flat=True))
+    keys = gpu_name_keys(slugs, GPUAlias.objects.values_list("normalised", "gpu__slug"))
+    found, problems = [], []
+    for name in names:
+        named = gpu_slugs_named(name, slugs, keys)
+        if len(named) == 1:
+            found.append(named[0])
+        elif named:
+            problems.append(f"ambiguous GPU {name!r}: it names {', '.join(named)}; give one slug")
+        else:
+            hint = did_you_mean(name, slugs)
+            problems.append(f"unknown GPU {name!r}" + (f" ({hint})" if hint else ""))
+    return found, problems
+
+
+def _known_gpus(values: list[str]) -> list[str]:
+    """``values`` as GPU slugs, each once in the order given; else a validation error."""
+    if not values:
+        return values
+    found, problems = _gpu_slugs_of(values)
+    if problems:
+        raise serializers.ValidationError(problems)
+    return list(dict.fromkeys(found))
 
 
 def _architecture_schema() -> dict[str, Any]:
@@ -233,7 +281,11 @@ class CompareTargetSerializer(StrictSerializer):
             raise serializers.ValidationError("give either gpu, or provider and instance_type")
         # Errors name the field at fault (targets.0.gpu, targets.1.instance_type), not the target.
         if by_gpu:
-            _known_field("gpu", attrs, lambda: GPU.objects.values_list("slug", flat=True), "GPU")
+            # A slug in any case or an alias the catalog knows; the answer names the slug.
+            found, problems = _gpu_slugs_of([attrs["gpu"]])
+            if problems:
+                raise serializers.ValidationError({"gpu": problems})
+            attrs = {**attrs, "gpu": found[0]}
         elif not Provider.objects.filter(slug=attrs["provider"]).exists():
             _known_field(
                 "provider",

@@ -18,6 +18,7 @@ from sizing.estimator import (
     parse_workload,
 )
 from sizing.presets import load_presets
+from sizing.workload import context_limit
 
 PRESETS = load_presets()
 with open(Path(__file__).resolve().parents[2] / "fixtures" / "gpus.yaml", encoding="utf-8") as _fh:
@@ -36,6 +37,16 @@ batches = st.integers(1, 256)
 seqs = st.integers(1, 65_536)
 
 
+def _within(model: str, seq: int, extra: int) -> tuple[int, int]:
+    """``seq`` and ``seq + extra`` brought under the model's context limit (a longer one is a
+    400, tests/sizing/test_inputfix.py)."""
+    limit = context_limit(PRESETS[model])
+    if limit is None:
+        return seq, extra
+    extra = min(extra, limit // 2)
+    return min(seq, limit - extra), extra
+
+
 def memory(**data) -> float:
     return estimate(
         parse_workload(data, PRESETS), gpu_count=data.pop("_n", None)
@@ -51,6 +62,7 @@ def _valid(method: str, precision: str) -> bool:
 def test_memory_rises_with_batch(model, method, ckpt, precision, attention, batch, seq, extra):
     if not _valid(method, precision):
         return
+    seq, _ = _within(model, seq, 0)
     common = dict(
         model=model,
         method=method,
@@ -69,6 +81,7 @@ def test_memory_rises_with_sequence_length(
 ):
     if not _valid(method, precision):
         return
+    seq, extra = _within(model, seq, extra)
     common = dict(
         model=model,
         method=method,
@@ -125,6 +138,7 @@ def test_more_gpus_under_sharding_never_raise_memory_per_gpu(
     st.integers(1, 32768),
 )
 def test_qlora_below_lora_below_full_for_one_model(model, ckpt, precision, attention, batch, seq):
+    seq, _ = _within(model, seq, 0)
     common = dict(
         model=model, gradient_checkpointing=ckpt, precision=precision, attention=attention,
         batch_size=batch, seq_len=seq,
@@ -139,6 +153,8 @@ def test_qlora_below_lora_below_full_for_one_model(model, ckpt, precision, atten
 @given(st.sampled_from(DECODERS), st.integers(1, 131072), st.integers(1, 256), st.integers(1, 4096))
 def test_inference_memory_rises_with_context_and_concurrency(model, ctx, conc, extra):
     common = dict(model=model, task="inference")
+    ctx, extra = _within(model, ctx, 16 * extra)
+    extra //= 16
     base = memory(context_len=ctx, concurrency=conc, **common)
     assert memory(context_len=ctx + 16 * extra, concurrency=conc, **common) > base
     assert memory(context_len=ctx, concurrency=conc + extra, **common) > base
