@@ -142,6 +142,30 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 NO_INSTANT = -(2**63)
 
 
+def packed(rows: Iterable[int]) -> bytes:
+    """Rows (ints) as native 32-bit ints in one ``bytes``: how the book's indexes hold them.
+
+    An index of tens of thousands of keys holding ``array`` values is a tracked container of
+    tracked objects (arrays are, from Python 3.10), which every full collection of a worker
+    walks after an update made its own copy (tens of milliseconds, all threads stopped, several
+    times per update, bench/RESULTS.md); ``bytes`` are never tracked, nor is a dict of them."""
+    return array("i", rows).tobytes()
+
+
+def unpacked(rows: bytes) -> memoryview:
+    """The rows ``packed`` holds, as a sequence of ints (no copy)."""
+    return memoryview(rows).cast("i")
+
+
+# Swaps 0 and 1 (bytes.translate): a row's flag turned into its opposite.
+_FLIP = bytes.maketrans(b"\x00\x01", b"\x01\x00")
+
+
+def live_of(rows: Sequence[int], dead: bytearray) -> list[int]:
+    """``rows`` not marked ``dead``, in order (C-speed: ``map`` and ``compress``)."""
+    return list(compress(rows, bytes(map(dead.__getitem__, rows)).translate(_FLIP)))
+
+
 def instant_us(moment: datetime) -> int:
     """Microseconds from the Unix epoch to ``moment`` (time-zone aware), exactly."""
     delta = moment - EPOCH
@@ -206,7 +230,7 @@ class OfferColumns:
     provider's old rows are marked ``dead`` and its offers read again are appended, so an update
     costs what that provider holds, not the catalog; ``compacted`` puts the live rows back in
     price-id order. ``kind_ids`` and ``place_ids`` map the catalog's instance type and region ids
-    to table rows, ``kind_rows`` each instance type's live rows (for the next update).
+    to table rows, ``kind_rows`` each instance type's live rows (``packed``, for the next update).
     """
 
     __slots__ = (
@@ -240,7 +264,7 @@ class OfferColumns:
         self.dead = bytearray()  # 1: a row no longer in the book (see the class docstring)
         self.dead_count = 0
         self.ordered = True  # the rows (dead ones left aside) are in price-id order
-        self.kind_rows: dict[int, array[int]] = {}
+        self.kind_rows: dict[int, bytes] = {}  # packed rows
 
     def __len__(self) -> int:
         return len(self.price_id)
@@ -265,14 +289,15 @@ class OfferColumns:
                 if rows is None:
                     rows = index[kind] = array("i")
                 rows.append(row)
-        self.kind_rows = index
+        self.kind_rows = {kind: rows.tobytes() for kind, rows in index.items()}
 
     def copy(self) -> OfferColumns:
         """Columns of their own holding the same rows, to be updated while these keep answering:
         the per-offer arrays are copied (memcpy), the tables an update changes (instance types,
-        pricing models, their id maps, ``kind_rows``) shallow-copied, the others shared."""
+        pricing models, ``kind_rows``) shallow-copied, the others shared: ``kind_ids`` too, which
+        an update copies before it adds an instance type (sizing.selectors)."""
         copied = OfferColumns(list(self.kinds), self.places, list(self.models), self.gpus)
-        copied.kind_ids, copied.place_ids = dict(self.kind_ids), self.place_ids
+        copied.kind_ids, copied.place_ids = self.kind_ids, self.place_ids
         copied.kind_rows = dict(self.kind_rows)
         for name in _ROW_COLUMNS:
             setattr(copied, name, getattr(self, name)[:])
@@ -285,7 +310,7 @@ class OfferColumns:
         for kind in kinds:
             rows = self.kind_rows.pop(kind, None)
             if rows:
-                dropped.extend(rows)
+                dropped.extend(unpacked(rows))
         for row in dropped:
             self.dead[row] = 1
         self.dead_count += len(dropped)
@@ -460,18 +485,27 @@ class _Group:
         self.without_stale_volatile: Sequence[int] = entries
 
     def split_stale(self, stale: bytearray, volatile: bytearray) -> None:
-        """Split off the stale rows (after ``entries`` is sorted)."""
+        """Split off the stale rows (after ``entries`` is sorted), at C speed: the entries'
+        flags are gathered with ``map`` and the rows picked with ``compress`` (an update
+        re-makes groups of a hundred thousand rows; a Python loop per row held the GIL)."""
         entries = self.entries
-        self.stale = array("i", [row for row in entries if stale[row]])
-        self.stale_volatile = array("i", [row for row in self.stale if volatile[row]])
-        self.without_stale = entries
-        if self.stale:
-            self.without_stale = array("i", [row for row in entries if not stale[row]])
-        self.without_stale_volatile = entries
+        flags = bytes(map(stale.__getitem__, entries))  # 1 for each stale entry
+        self.without_stale = self.without_stale_volatile = entries
+        if 1 not in flags:
+            self.stale = self.stale_volatile = array("i")
+            return
+        self.stale = array("i", compress(entries, flags))
+        self.stale_volatile = array(
+            "i", compress(self.stale, map(volatile.__getitem__, self.stale))
+        )
+        self.without_stale = array("i", compress(entries, flags.translate(_FLIP)))
         if self.stale_volatile:
-            self.without_stale_volatile = array(
-                "i", [row for row in entries if not (stale[row] and volatile[row])]
+            size = len(flags)
+            both = int.from_bytes(flags, "little") & int.from_bytes(
+                bytes(map(volatile.__getitem__, entries)), "little"
             )
+            keep = both.to_bytes(size, "little").translate(_FLIP)
+            self.without_stale_volatile = array("i", compress(entries, keep))
 
 
 class OfferBook:
@@ -505,12 +539,12 @@ class OfferBook:
             self._groups[(hardware, model)] = self._group(hardware, rows)
         self._list_groups()
         # The machine index: the rows of each (instance type, pricing model) key in price-id
-        # order; instance types sorted by (provider, name) for looking them up by name.
+        # order (``packed``); instance types sorted by (provider, name) for looking them up by name.
         self._width = width
-        self._machines = rows_of
+        self._machines: dict[int, bytes] = {key: rows.tobytes() for key, rows in rows_of.items()}
         names = [(head[0], tail[0]) for head, tail, _ in kinds]
         self._kinds_named = array("i", sorted(set(columns.kind), key=names.__getitem__))
-        self._gpu_index: dict[str, list[int]] | None = None  # gpu_rows's, built on first use
+        self._gpu_index: dict[str, bytes] | None = None  # gpu_rows's (packed), built on first use
         self._set_fresh_until()
 
     def updated(
@@ -541,15 +575,17 @@ class OfferBook:
             kind, model = columns.kind[row], columns.model[row]
             machines.pop(kind * width + model, None)
             touched.setdefault((old_kinds[kind][2], model), [])
-        made: set[int] = set()  # keys whose rows are this book's own arrays
+        arriving_at: dict[int, array[int]] = {}  # machine key -> its rows read again
         for row in added:  # appended in price-id order
             kind, model = columns.kind[row], columns.model[row]
             key = kind * width + model
-            if key not in made:  # never append to an array the held book reads
-                machines[key] = array("i", machines.get(key, ()))
-                made.add(key)
-            machines[key].append(row)
+            rows = arriving_at.get(key)
+            if rows is None:
+                rows = arriving_at[key] = array("i")
+            rows.append(row)
             touched.setdefault((kinds[kind][2], model), []).append(row)
+        for key, rows in arriving_at.items():
+            machines[key] = machines.get(key, b"") + rows.tobytes()
         book._machines = machines
         groups = dict(self._groups)
         dead, usd, ids = columns.dead, columns.usd, columns.price_id
@@ -561,7 +597,7 @@ class OfferBook:
             group = groups.pop(where, None)
             # The group's kept rows stay in price order; the few arriving are put in their
             # places (a group spans providers: re-sorting it would cost what it holds).
-            rows = [row for row in group.entries if not dead[row]] if group else []
+            rows = live_of(group.entries, dead) if group else []
             for row in sorted(arriving, key=price_order):
                 bisect.insort(rows, row, key=price_order)
             if rows:
@@ -578,8 +614,8 @@ class OfferBook:
 
     def _gpu_index_updated(
         self, columns: OfferColumns, dropped: Sequence[int], added: Sequence[int]
-    ) -> dict[str, list[int]] | None:
-        """This book's index by GPU (when built) for ``updated``'s book: the lists of the GPUs
+    ) -> dict[str, bytes] | None:
+        """This book's index by GPU (when built) for ``updated``'s book: the rows of the GPUs
         the changed providers' offers leave or join worked out again, the others shared."""
         index = self._gpu_index
         if index is None:
@@ -592,11 +628,11 @@ class OfferBook:
             arriving.setdefault(gpus[kinds[columns.kind[row]][1][1]].slug, []).append(row)
         updated = dict(index)
         for slug in touched | arriving.keys():
-            rows = [row for row in index.get(slug, ()) if not dead[row]]
+            rows = live_of(unpacked(index.get(slug, b"")), dead)
             if slug in arriving:
                 rows = sorted(rows + arriving[slug], key=ids.__getitem__)
             if rows:
-                updated[slug] = rows
+                updated[slug] = packed(rows)
             else:
                 updated.pop(slug, None)
         return updated
@@ -673,7 +709,9 @@ class OfferBook:
         machines, found = self._machines, list[int]()
         for kind in named[low:high]:
             for model in models:
-                found.extend(machines.get(kind * self._width + model, ()))
+                rows = machines.get(kind * self._width + model)
+                if rows:
+                    found.extend(unpacked(rows))
         if region is not None:
             places = columns.places
             found = [row for row in found if places[columns.place[row]][0] == region]
@@ -696,12 +734,12 @@ class OfferBook:
             columns = self.columns
             kinds, gpus = columns.kinds, columns.gpus
             slug_of = {kind: gpus[kinds[kind][1][1]].slug for kind in set(columns.kind)}
-            index = {}
+            lists: dict[str, list[int]] = {}
             kind_of = columns.kind
             for row in columns.live_rows():
-                index.setdefault(slug_of[kind_of[row]], []).append(row)
-            self._gpu_index = index
-        return list(index.get(gpu, ()))
+                lists.setdefault(slug_of[kind_of[row]], []).append(row)
+            index = self._gpu_index = {slug: packed(rows) for slug, rows in lists.items()}
+        return list(unpacked(index.get(gpu, b"")))
 
     def covered(self, rows: Sequence[int], c: Constraints) -> list[int]:
         """``rows`` whose offers ``c`` covers (``Constraints.covers``), in order."""

@@ -24,6 +24,7 @@ from catalog.models import GPU, InstanceType, Price
 from catalog.pricing import PricingModel
 from sizing import selectors
 from sizing.planner import OfferBook, plan
+from sizing.planner.offers import unpacked
 from sizing.services import constraints_build, workload_build
 
 pytestmark = pytest.mark.django_db
@@ -87,7 +88,9 @@ def _arrangement(book: OfferBook) -> tuple:
     named = {(head[0], tail[0]) for head, tail, _ in columns.kinds}
     machines = {name: priced(book.machine_rows(*name)) for name in sorted(named)}
     index = {
-        (columns.kinds[key // book._width][1][0], columns.models[key % book._width]): priced(rows)
+        (columns.kinds[key // book._width][1][0], columns.models[key % book._width]): priced(
+            unpacked(rows)
+        )
         for key, rows in book._machines.items()
         if rows
     }
