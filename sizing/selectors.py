@@ -83,8 +83,8 @@ class _Reading:
     providers: dict[int, Fingerprint]
     # Read on a base: the base's rows of the providers read again (dead here) and the rows of
     # their offers read again (appended), for OfferBook.updated.
-    dropped: list[int] | None = None
-    added: list[int] | None = None
+    dropped: Sequence[int] | None = None
+    added: Sequence[int] | None = None
 
 
 def offer_list(*, now: datetime | None = None) -> list[Offer]:
@@ -203,7 +203,10 @@ def _read_columns(
         kept_count = len(columns)
         instances = instances.filter(provider_id__in=changed)
         prices = prices.filter(instance_type__provider_id__in=changed)
-    kinds, kind_ids = columns.kinds, columns.kind_ids
+    kinds, kind_ids = (
+        list(columns.kinds),
+        columns.kind_ids,
+    )  # the instance types: a tuple at the end
     made: dict[int, tuple[int, bool]] = {}  # instance type id -> (kind, marketplace), this read
     # Values tens of thousands of instance types repeat (providers' heads, hardware keys, words
     # such as "dedicated" or "nvme"), one object each: a quarter of them is most of the book.
@@ -296,6 +299,7 @@ def _read_columns(
         add_stale(observed + life <= cutoff)
         add_volatile(volatile)
         add_dead(0)
+    columns.kinds = tuple(kinds)
     if base is None:
         _drop_unpriced_kinds(columns)
         columns.index_kinds()
@@ -317,7 +321,7 @@ def _read_columns(
         if not columns.stale_flags_current(now):
             columns.restamp(now)
         if moves is not None:  # what changed, for OfferBook.updated
-            moves[:] = [dropped, list(range(kept_count, len(columns)))]
+            moves[:] = [array("i", dropped), range(kept_count, len(columns))]
     return columns
 
 
@@ -328,7 +332,7 @@ def _drop_unpriced_kinds(columns: OfferColumns) -> None:
     if len(priced) == len(columns.kinds):
         return
     new = dict(zip(priced, range(len(priced)), strict=True))
-    columns.kinds = [columns.kinds[kind] for kind in priced]
+    columns.kinds = tuple(columns.kinds[kind] for kind in priced)
     columns.kind_ids = {
         instance_id: new[kind] for instance_id, kind in columns.kind_ids.items() if kind in new
     }
@@ -432,6 +436,8 @@ def _swap_in(key: BookKey, now: datetime) -> _Held:
         book = OfferBook(reading.columns, version=key[0])
         if book.columns is not reading.columns:
             reading = replace(reading, columns=book.columns)
+    # What the update moved is of no use once it is arranged: not kept with the book.
+    reading = replace(reading, dropped=None, added=None)
     swapped = _book = _Held(key, book, now, book.fresh_until, reading)
     # The held book goes now (a request still planning over it keeps it until it answers), and
     # the heap pages it and the update's temporary objects leave free go back to the system.

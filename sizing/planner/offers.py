@@ -157,15 +157,6 @@ def unpacked(rows: bytes) -> memoryview:
     return memoryview(rows).cast("i")
 
 
-# Swaps 0 and 1 (bytes.translate): a row's flag turned into its opposite.
-_FLIP = bytes.maketrans(b"\x00\x01", b"\x01\x00")
-
-
-def live_of(rows: Sequence[int], dead: bytearray) -> list[int]:
-    """``rows`` not marked ``dead``, in order (C-speed: ``map`` and ``compress``)."""
-    return list(compress(rows, bytes(map(dead.__getitem__, rows)).translate(_FLIP)))
-
-
 def instant_us(moment: datetime) -> int:
     """Microseconds from the Unix epoch to ``moment`` (time-zone aware), exactly."""
     delta = moment - EPOCH
@@ -241,13 +232,15 @@ class OfferColumns:
 
     def __init__(
         self,
-        kinds: list[Kind] | None = None,
+        kinds: Sequence[Kind] | None = None,
         places: list[Place] | None = None,
         models: list[str] | None = None,
         gpus: list[GPUSpec] | None = None,
     ) -> None:
         self.gpus: list[GPUSpec] = gpus if gpus is not None else []
-        self.kinds: list[Kind] = kinds if kinds is not None else []
+        # A tuple once read (a tuple of untracked tuples drops out of the collector's sight; a
+        # list of 50,000 instance types would be walked by every full collection).
+        self.kinds: Sequence[Kind] = kinds if kinds is not None else ()
         self.places: list[Place] = places if places is not None else []
         self.models: list[str] = models if models is not None else []
         self.kind_ids: dict[int, int] = {}
@@ -293,10 +286,10 @@ class OfferColumns:
 
     def copy(self) -> OfferColumns:
         """Columns of their own holding the same rows, to be updated while these keep answering:
-        the per-offer arrays are copied (memcpy), the tables an update changes (instance types,
-        pricing models, ``kind_rows``) shallow-copied, the others shared: ``kind_ids`` too, which
-        an update copies before it adds an instance type (sizing.selectors)."""
-        copied = OfferColumns(list(self.kinds), self.places, list(self.models), self.gpus)
+        the per-offer arrays are copied (memcpy), the tables an update changes (pricing models,
+        ``kind_rows``) shallow-copied, the others shared: the instance types and ``kind_ids`` too,
+        which an update copies before it changes them (sizing.selectors)."""
+        copied = OfferColumns(self.kinds, self.places, list(self.models), self.gpus)
         copied.kind_ids, copied.place_ids = self.kind_ids, self.place_ids
         copied.kind_rows = dict(self.kind_rows)
         for name in _ROW_COLUMNS:
@@ -345,6 +338,7 @@ class OfferColumns:
     def from_offers(cls, offers: Iterable[Offer]) -> OfferColumns:
         """Columns holding ``offers`` as given, in their order (time-zone-aware instants)."""
         columns = cls()
+        table: list[Kind] = []  # the instance types, a tuple once all are in
         kinds: dict[tuple[Any, ...], int] = {}
         places: dict[Place, int] = {}
         models: dict[str, int] = {}
@@ -359,8 +353,8 @@ class OfferColumns:
             place: Place = fields[4:7]
             kind = kinds.get(head + tail)
             if kind is None:
-                kind = kinds[head + tail] = len(columns.kinds)
-                columns.kinds.append((head, tail, tail_hardware_key(tail, columns.gpus)))
+                kind = kinds[head + tail] = len(table)
+                table.append((head, tail, tail_hardware_key(tail, columns.gpus)))
             where = places.get(place)
             if where is None:
                 where = places[place] = len(columns.places)
@@ -375,6 +369,7 @@ class OfferColumns:
                 NO_INSTANT if offer.stale_at is None else instant_us(offer.stale_at),
                 stale=offer.stale, volatile=offer.volatile,
             )  # fmt: skip
+        columns.kinds = tuple(table)
         return columns
 
     def append(
@@ -485,27 +480,18 @@ class _Group:
         self.without_stale_volatile: Sequence[int] = entries
 
     def split_stale(self, stale: bytearray, volatile: bytearray) -> None:
-        """Split off the stale rows (after ``entries`` is sorted), at C speed: the entries'
-        flags are gathered with ``map`` and the rows picked with ``compress`` (an update
-        re-makes groups of a hundred thousand rows; a Python loop per row held the GIL)."""
+        """Split off the stale rows (after ``entries`` is sorted)."""
         entries = self.entries
-        flags = bytes(map(stale.__getitem__, entries))  # 1 for each stale entry
-        self.without_stale = self.without_stale_volatile = entries
-        if 1 not in flags:
-            self.stale = self.stale_volatile = array("i")
-            return
-        self.stale = array("i", compress(entries, flags))
-        self.stale_volatile = array(
-            "i", compress(self.stale, map(volatile.__getitem__, self.stale))
-        )
-        self.without_stale = array("i", compress(entries, flags.translate(_FLIP)))
+        self.stale = array("i", [row for row in entries if stale[row]])
+        self.stale_volatile = array("i", [row for row in self.stale if volatile[row]])
+        self.without_stale = entries
+        if self.stale:
+            self.without_stale = array("i", [row for row in entries if not stale[row]])
+        self.without_stale_volatile = entries
         if self.stale_volatile:
-            size = len(flags)
-            both = int.from_bytes(flags, "little") & int.from_bytes(
-                bytes(map(volatile.__getitem__, entries)), "little"
+            self.without_stale_volatile = array(
+                "i", [row for row in entries if not (stale[row] and volatile[row])]
             )
-            keep = both.to_bytes(size, "little").translate(_FLIP)
-            self.without_stale_volatile = array("i", compress(entries, keep))
 
 
 class OfferBook:
@@ -579,13 +565,13 @@ class OfferBook:
         for row in added:  # appended in price-id order
             kind, model = columns.kind[row], columns.model[row]
             key = kind * width + model
-            rows = arriving_at.get(key)
-            if rows is None:
-                rows = arriving_at[key] = array("i")
-            rows.append(row)
+            at = arriving_at.get(key)
+            if at is None:
+                at = arriving_at[key] = array("i")
+            at.append(row)
             touched.setdefault((kinds[kind][2], model), []).append(row)
-        for key, rows in arriving_at.items():
-            machines[key] = machines.get(key, b"") + rows.tobytes()
+        for key, at in arriving_at.items():
+            machines[key] = machines.get(key, b"") + at.tobytes()
         book._machines = machines
         groups = dict(self._groups)
         dead, usd, ids = columns.dead, columns.usd, columns.price_id
@@ -597,7 +583,7 @@ class OfferBook:
             group = groups.pop(where, None)
             # The group's kept rows stay in price order; the few arriving are put in their
             # places (a group spans providers: re-sorting it would cost what it holds).
-            rows = live_of(group.entries, dead) if group else []
+            rows = [row for row in group.entries if not dead[row]] if group else []
             for row in sorted(arriving, key=price_order):
                 bisect.insort(rows, row, key=price_order)
             if rows:
@@ -628,7 +614,7 @@ class OfferBook:
             arriving.setdefault(gpus[kinds[columns.kind[row]][1][1]].slug, []).append(row)
         updated = dict(index)
         for slug in touched | arriving.keys():
-            rows = live_of(unpacked(index.get(slug, b"")), dead)
+            rows = [row for row in unpacked(index.get(slug, b"")) if not dead[row]]
             if slug in arriving:
                 rows = sorted(rows + arriving[slug], key=ids.__getitem__)
             if rows:
