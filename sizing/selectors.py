@@ -393,6 +393,7 @@ def offer_book(version: str, *, now: datetime | None = None) -> OfferBook:
         kept = _book
         if _usable(kept, key, now):
             return kept.book
+        kept = None  # the held book is let go during the swap (see _swap_in)
         return _swap_in(key, now).book
 
 
