@@ -460,7 +460,7 @@ class _Group:
     in book order): they share every estimate, so their ranking keys rise with their price."""
 
     __slots__ = (
-        "entries", "first", "hardware", "kinds", "order", "pricing_model", "stale",
+        "entries", "first", "first_row", "hardware", "kinds", "order", "pricing_model", "stale",
         "stale_volatile", "without_stale", "without_stale_volatile",
     )  # fmt: skip
 
@@ -468,6 +468,7 @@ class _Group:
         self.hardware = hardware
         self.pricing_model = first.pricing_model
         self.first = first  # the offer with the lowest price id
+        self.first_row = -1  # its row in the book (set by OfferBook._group)
         self.order = first.price_id  # groups are listed in the order of their first offers
         self.entries: Sequence[int] = entries
         # The stale flags are fixed for the book's life (it is replaced before a fresh price
@@ -587,7 +588,15 @@ class OfferBook:
             for row in sorted(arriving, key=price_order):
                 bisect.insort(rows, row, key=price_order)
             if rows:
-                groups[where] = book._group(where[0], rows, in_price_order=True)
+                # The lowest price id: the held group's first when it stays, else the lowest
+                # arriving one; worked out over every row only when the first one went.
+                first = None
+                if group is not None and not dead[group.first_row]:
+                    first = group.first_row
+                    if arriving:
+                        low = min(arriving, key=ids.__getitem__)
+                        first = low if ids[low] < ids[first] else first
+                groups[where] = book._group(where[0], rows, in_price_order=True, first=first)
         book._groups = groups
         book._list_groups()
         named = self._kinds_named
@@ -624,17 +633,25 @@ class OfferBook:
         return updated
 
     def _group(
-        self, hardware: HardwareKey, rows: Sequence[int], *, in_price_order: bool = False
+        self,
+        hardware: HardwareKey,
+        rows: Sequence[int],
+        *,
+        in_price_order: bool = False,
+        first: int | None = None,
     ) -> _Group:
         """The group of ``rows`` (in price-id order, or already in price order), in price order
-        (equal prices in price-id order), its stale rows split off."""
+        (equal prices in price-id order), its stale rows split off; ``first``, when known, the
+        row with the lowest price id (rows in price order)."""
         columns = self.columns
         if in_price_order:
-            first = min(rows, key=columns.price_id.__getitem__)
+            if first is None:
+                first = min(rows, key=columns.price_id.__getitem__)
             entries = array("i", rows)
         else:  # stable: equal prices stay in price-id order
             first, entries = rows[0], array("i", sorted(rows, key=columns.usd.__getitem__))
         group = _Group(hardware, columns.offer(first), entries)
+        group.first_row = first
         group.split_stale(columns.stale, columns.volatile)
         return group
 
