@@ -19,6 +19,28 @@ from typing import Any
 preload_app = True
 
 
+def _malloc_mmap_threshold(size: int = 128 * 1024) -> None:
+    """Keep glibc's mmap threshold where it starts (128 KiB): allocations above it (an offer
+    book's columns and index tables, a few MiB each) get pages of their own, which go back to the
+    system when freed. Left to itself glibc raises the threshold each time such a block is freed,
+    after which the next ones come from the heap, where freed blocks stay resident: a worker's RSS
+    then grew by each update's copies of the book (bench/RESULTS.md). Set here, before the master
+    reads the book, and inherited by every worker; nothing where the C library is not glibc."""
+    try:
+        import ctypes
+        import ctypes.util
+
+        name = ctypes.util.find_library("c")
+        mallopt = getattr(ctypes.CDLL(name), "mallopt", None) if name else None
+        if mallopt is not None:
+            mallopt(-3, size)  # M_MMAP_THRESHOLD (malloc.h); also stops its dynamic adjustment
+    except OSError:
+        pass
+
+
+_malloc_mmap_threshold()
+
+
 def on_starting(server: Any) -> None:
     """In the master, after the application loaded and before the listening socket opens: import
     every view and build the URL look-ups (a worker's first request paid ~1 s for them: the

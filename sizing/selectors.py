@@ -83,8 +83,8 @@ class _Reading:
     providers: dict[int, Fingerprint]
     # Read on a base: the base's rows of the providers read again (dead here) and the rows of
     # their offers read again (appended), for OfferBook.updated.
-    dropped: list[int] | None = None
-    added: list[int] | None = None
+    dropped: Sequence[int] | None = None
+    added: Sequence[int] | None = None
 
 
 def offer_list(*, now: datetime | None = None) -> list[Offer]:
@@ -203,7 +203,10 @@ def _read_columns(
         kept_count = len(columns)
         instances = instances.filter(provider_id__in=changed)
         prices = prices.filter(instance_type__provider_id__in=changed)
-    kinds, kind_ids = columns.kinds, columns.kind_ids
+    kinds, kind_ids = (
+        list(columns.kinds),
+        columns.kind_ids,
+    )  # the instance types: a tuple at the end
     made: dict[int, tuple[int, bool]] = {}  # instance type id -> (kind, marketplace), this read
     # Values tens of thousands of instance types repeat (providers' heads, hardware keys, words
     # such as "dedicated" or "nvme"), one object each: a quarter of them is most of the book.
@@ -229,6 +232,8 @@ def _read_columns(
         values = (shared.setdefault(head, head), tail, shared.setdefault(hardware, hardware))
         index = kind_ids.get(instance_id)
         if index is None:
+            if base is not None and kind_ids is base.kind_ids:  # the held book's: copied first
+                kind_ids = columns.kind_ids = dict(kind_ids)
             index = kind_ids[instance_id] = len(kinds)
             kinds.append(values)
         else:
@@ -294,17 +299,21 @@ def _read_columns(
         add_stale(observed + life <= cutoff)
         add_volatile(volatile)
         add_dead(0)
+    columns.kinds = tuple(kinds)
     if base is None:
         _drop_unpriced_kinds(columns)
         columns.index_kinds()
     else:
-        kind_rows = columns.kind_rows
+        arriving: dict[int, array[int]] = {}
         for row in range(kept_count, len(columns)):  # their instance types' rows were all dropped
             kind = columns.kind[row]
-            rows = kind_rows.get(kind)
+            rows = arriving.get(kind)
             if rows is None:
-                rows = kind_rows[kind] = array("i")
+                rows = arriving[kind] = array("i")
             rows.append(row)
+        kind_rows = columns.kind_rows
+        for kind, rows in arriving.items():
+            kind_rows[kind] = kind_rows.get(kind, b"") + rows.tobytes()
         if len(columns) > kept_count:
             columns.ordered = False
         # The kept offers' stale flags as of ``now`` (a C-speed check; set again only when one
@@ -312,7 +321,7 @@ def _read_columns(
         if not columns.stale_flags_current(now):
             columns.restamp(now)
         if moves is not None:  # what changed, for OfferBook.updated
-            moves[:] = [dropped, list(range(kept_count, len(columns)))]
+            moves[:] = [array("i", dropped), range(kept_count, len(columns))]
     return columns
 
 
@@ -323,7 +332,7 @@ def _drop_unpriced_kinds(columns: OfferColumns) -> None:
     if len(priced) == len(columns.kinds):
         return
     new = dict(zip(priced, range(len(priced)), strict=True))
-    columns.kinds = [columns.kinds[kind] for kind in priced]
+    columns.kinds = tuple(columns.kinds[kind] for kind in priced)
     columns.kind_ids = {
         instance_id: new[kind] for instance_id, kind in columns.kind_ids.items() if kind in new
     }
@@ -384,6 +393,7 @@ def offer_book(version: str, *, now: datetime | None = None) -> OfferBook:
         kept = _book
         if _usable(kept, key, now):
             return kept.book
+        kept = None  # the held book is let go during the swap (see _swap_in)
         return _swap_in(key, now).book
 
 
@@ -402,10 +412,12 @@ def _swap_in(key: BookKey, now: datetime) -> _Held:
     held = _book
     base = held.reading if held is not None and held.key[1:] == key[1:] else None
     started = time.perf_counter()
-    # No gc.freeze() any longer: the book is arrays and tuples of plain values, which the
-    # collector stops tracking after one pass, so it adds little to a full collection; and a
-    # worker forked from a master that froze its objects must not unfreeze and walk them (that
-    # writes to, and so copies, every page the master shares with it).
+    # No gc.freeze() here: what the book holds is out of the collector's sight without it (its
+    # tuples of plain values are untracked after one pass; its indexes hold ``bytes``, never
+    # tracked: sizing.planner.offers.packed), and freezing in a worker would also freeze
+    # whatever a request thread holds at that moment (its cyclic garbage never collected). A
+    # worker forked from a master that froze its objects must not unfreeze and walk them either
+    # (that writes to, and so copies, every page the master shares with it).
     reading, reread = _read(now, base)
     if (
         held is not None
@@ -425,12 +437,42 @@ def _swap_in(key: BookKey, now: datetime) -> _Held:
         book = OfferBook(reading.columns, version=key[0])
         if book.columns is not reading.columns:
             reading = replace(reading, columns=book.columns)
-    _book = _Held(key, book, now, book.fresh_until, reading)
+    # What the update moved is of no use once it is arranged: not kept with the book.
+    reading = replace(reading, dropped=None, added=None)
+    swapped = _book = _Held(key, book, now, book.fresh_until, reading)
+    # The held book goes now (a request still planning over it keeps it until it answers), and
+    # the heap pages it and the update's temporary objects leave free go back to the system.
+    del held, base, reading, book
+    _heap_trim()
     logger.info(
-        "offer book: %d offers read in %.2f s (%s)", len(book), time.perf_counter() - started,
+        "offer book: %d offers read in %.2f s (%s)", len(swapped.book), time.perf_counter() - started,
         "every provider" if reread is None else f"{reread} provider(s) changed",
     )  # fmt: skip
-    return _book
+    return swapped
+
+
+def _heap_trim() -> None:
+    """Give the C heap's free pages back to the system (glibc ``malloc_trim``; nothing
+    elsewhere). A book's columns and indexes are large C allocations: freed, they stay resident
+    in the heap (and in the update thread's own malloc arena) unless trimmed, so without this a
+    worker's RSS grew by tens of MiB over a run of refreshes (bench/RESULTS.md)."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        _malloc_trim = False
+        with contextlib.suppress(Exception):
+            import ctypes
+            import ctypes.util
+
+            name = ctypes.util.find_library("c")
+            trim = getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
+            if trim is not None:
+                trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+                _malloc_trim = trim
+    if _malloc_trim:
+        _malloc_trim(0)
+
+
+_malloc_trim: Any = None  # libc's malloc_trim once looked up; False where there is none
 
 
 def _rebuild_in_background(key: BookKey) -> None:
@@ -446,10 +488,10 @@ def _rebuild_in_background(key: BookKey) -> None:
 def _rebuild(key: BookKey) -> None:
     try:
         with _book_lock:
-            held = _book
             # Nothing to do when a request that could not wait swapped this version in; and only
-            # while the catalog is still at ``key`` (a later change starts its own thread).
-            if (held is None or held.key != key) and catalog_version() == key[0]:
+            # while the catalog is still at ``key`` (a later change starts its own thread). No
+            # reference to the held book is kept here: _swap_in lets it go.
+            if (_book is None or _book.key != key) and catalog_version() == key[0]:
                 _swap_in(key, timezone.now())
     except Exception:  # the held book keeps answering; the next request tries again
         logger.exception("offer book rebuild failed")

@@ -142,6 +142,21 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 NO_INSTANT = -(2**63)
 
 
+def packed(rows: Iterable[int]) -> bytes:
+    """Rows (ints) as native 32-bit ints in one ``bytes``: how the book's indexes hold them.
+
+    An index of tens of thousands of keys holding ``array`` values is a tracked container of
+    tracked objects (arrays are, from Python 3.10), which every full collection of a worker
+    walks after an update made its own copy (tens of milliseconds, all threads stopped, several
+    times per update, bench/RESULTS.md); ``bytes`` are never tracked, nor is a dict of them."""
+    return array("i", rows).tobytes()
+
+
+def unpacked(rows: bytes) -> memoryview:
+    """The rows ``packed`` holds, as a sequence of ints (no copy)."""
+    return memoryview(rows).cast("i")
+
+
 def instant_us(moment: datetime) -> int:
     """Microseconds from the Unix epoch to ``moment`` (time-zone aware), exactly."""
     delta = moment - EPOCH
@@ -206,7 +221,7 @@ class OfferColumns:
     provider's old rows are marked ``dead`` and its offers read again are appended, so an update
     costs what that provider holds, not the catalog; ``compacted`` puts the live rows back in
     price-id order. ``kind_ids`` and ``place_ids`` map the catalog's instance type and region ids
-    to table rows, ``kind_rows`` each instance type's live rows (for the next update).
+    to table rows, ``kind_rows`` each instance type's live rows (``packed``, for the next update).
     """
 
     __slots__ = (
@@ -217,13 +232,15 @@ class OfferColumns:
 
     def __init__(
         self,
-        kinds: list[Kind] | None = None,
+        kinds: Sequence[Kind] | None = None,
         places: list[Place] | None = None,
         models: list[str] | None = None,
         gpus: list[GPUSpec] | None = None,
     ) -> None:
         self.gpus: list[GPUSpec] = gpus if gpus is not None else []
-        self.kinds: list[Kind] = kinds if kinds is not None else []
+        # A tuple once read (a tuple of untracked tuples drops out of the collector's sight; a
+        # list of 50,000 instance types would be walked by every full collection).
+        self.kinds: Sequence[Kind] = kinds if kinds is not None else ()
         self.places: list[Place] = places if places is not None else []
         self.models: list[str] = models if models is not None else []
         self.kind_ids: dict[int, int] = {}
@@ -240,7 +257,7 @@ class OfferColumns:
         self.dead = bytearray()  # 1: a row no longer in the book (see the class docstring)
         self.dead_count = 0
         self.ordered = True  # the rows (dead ones left aside) are in price-id order
-        self.kind_rows: dict[int, array[int]] = {}
+        self.kind_rows: dict[int, bytes] = {}  # packed rows
 
     def __len__(self) -> int:
         return len(self.price_id)
@@ -265,14 +282,15 @@ class OfferColumns:
                 if rows is None:
                     rows = index[kind] = array("i")
                 rows.append(row)
-        self.kind_rows = index
+        self.kind_rows = {kind: rows.tobytes() for kind, rows in index.items()}
 
     def copy(self) -> OfferColumns:
         """Columns of their own holding the same rows, to be updated while these keep answering:
-        the per-offer arrays are copied (memcpy), the tables an update changes (instance types,
-        pricing models, their id maps, ``kind_rows``) shallow-copied, the others shared."""
-        copied = OfferColumns(list(self.kinds), self.places, list(self.models), self.gpus)
-        copied.kind_ids, copied.place_ids = dict(self.kind_ids), self.place_ids
+        the per-offer arrays are copied (memcpy), the tables an update changes (pricing models,
+        ``kind_rows``) shallow-copied, the others shared: the instance types and ``kind_ids`` too,
+        which an update copies before it changes them (sizing.selectors)."""
+        copied = OfferColumns(self.kinds, self.places, list(self.models), self.gpus)
+        copied.kind_ids, copied.place_ids = self.kind_ids, self.place_ids
         copied.kind_rows = dict(self.kind_rows)
         for name in _ROW_COLUMNS:
             setattr(copied, name, getattr(self, name)[:])
@@ -285,7 +303,7 @@ class OfferColumns:
         for kind in kinds:
             rows = self.kind_rows.pop(kind, None)
             if rows:
-                dropped.extend(rows)
+                dropped.extend(unpacked(rows))
         for row in dropped:
             self.dead[row] = 1
         self.dead_count += len(dropped)
@@ -320,6 +338,7 @@ class OfferColumns:
     def from_offers(cls, offers: Iterable[Offer]) -> OfferColumns:
         """Columns holding ``offers`` as given, in their order (time-zone-aware instants)."""
         columns = cls()
+        table: list[Kind] = []  # the instance types, a tuple once all are in
         kinds: dict[tuple[Any, ...], int] = {}
         places: dict[Place, int] = {}
         models: dict[str, int] = {}
@@ -334,8 +353,8 @@ class OfferColumns:
             place: Place = fields[4:7]
             kind = kinds.get(head + tail)
             if kind is None:
-                kind = kinds[head + tail] = len(columns.kinds)
-                columns.kinds.append((head, tail, tail_hardware_key(tail, columns.gpus)))
+                kind = kinds[head + tail] = len(table)
+                table.append((head, tail, tail_hardware_key(tail, columns.gpus)))
             where = places.get(place)
             if where is None:
                 where = places[place] = len(columns.places)
@@ -350,6 +369,7 @@ class OfferColumns:
                 NO_INSTANT if offer.stale_at is None else instant_us(offer.stale_at),
                 stale=offer.stale, volatile=offer.volatile,
             )  # fmt: skip
+        columns.kinds = tuple(table)
         return columns
 
     def append(
@@ -440,7 +460,7 @@ class _Group:
     in book order): they share every estimate, so their ranking keys rise with their price."""
 
     __slots__ = (
-        "entries", "first", "hardware", "kinds", "order", "pricing_model", "stale",
+        "entries", "first", "first_row", "hardware", "kinds", "order", "pricing_model", "stale",
         "stale_volatile", "without_stale", "without_stale_volatile",
     )  # fmt: skip
 
@@ -448,6 +468,7 @@ class _Group:
         self.hardware = hardware
         self.pricing_model = first.pricing_model
         self.first = first  # the offer with the lowest price id
+        self.first_row = -1  # its row in the book (set by OfferBook._group)
         self.order = first.price_id  # groups are listed in the order of their first offers
         self.entries: Sequence[int] = entries
         # The stale flags are fixed for the book's life (it is replaced before a fresh price
@@ -505,12 +526,12 @@ class OfferBook:
             self._groups[(hardware, model)] = self._group(hardware, rows)
         self._list_groups()
         # The machine index: the rows of each (instance type, pricing model) key in price-id
-        # order; instance types sorted by (provider, name) for looking them up by name.
+        # order (``packed``); instance types sorted by (provider, name) for looking them up by name.
         self._width = width
-        self._machines = rows_of
+        self._machines: dict[int, bytes] = {key: rows.tobytes() for key, rows in rows_of.items()}
         names = [(head[0], tail[0]) for head, tail, _ in kinds]
         self._kinds_named = array("i", sorted(set(columns.kind), key=names.__getitem__))
-        self._gpu_index: dict[str, list[int]] | None = None  # gpu_rows's, built on first use
+        self._gpu_index: dict[str, bytes] | None = None  # gpu_rows's (packed), built on first use
         self._set_fresh_until()
 
     def updated(
@@ -541,15 +562,17 @@ class OfferBook:
             kind, model = columns.kind[row], columns.model[row]
             machines.pop(kind * width + model, None)
             touched.setdefault((old_kinds[kind][2], model), [])
-        made: set[int] = set()  # keys whose rows are this book's own arrays
+        arriving_at: dict[int, array[int]] = {}  # machine key -> its rows read again
         for row in added:  # appended in price-id order
             kind, model = columns.kind[row], columns.model[row]
             key = kind * width + model
-            if key not in made:  # never append to an array the held book reads
-                machines[key] = array("i", machines.get(key, ()))
-                made.add(key)
-            machines[key].append(row)
+            at = arriving_at.get(key)
+            if at is None:
+                at = arriving_at[key] = array("i")
+            at.append(row)
             touched.setdefault((kinds[kind][2], model), []).append(row)
+        for key, at in arriving_at.items():
+            machines[key] = machines.get(key, b"") + at.tobytes()
         book._machines = machines
         groups = dict(self._groups)
         dead, usd, ids = columns.dead, columns.usd, columns.price_id
@@ -565,7 +588,15 @@ class OfferBook:
             for row in sorted(arriving, key=price_order):
                 bisect.insort(rows, row, key=price_order)
             if rows:
-                groups[where] = book._group(where[0], rows, in_price_order=True)
+                # The lowest price id: the held group's first when it stays, else the lowest
+                # arriving one; worked out over every row only when the first one went.
+                first = None
+                if group is not None and not dead[group.first_row]:
+                    first = group.first_row
+                    if arriving:
+                        low = min(arriving, key=ids.__getitem__)
+                        first = low if ids[low] < ids[first] else first
+                groups[where] = book._group(where[0], rows, in_price_order=True, first=first)
         book._groups = groups
         book._list_groups()
         named = self._kinds_named
@@ -578,8 +609,8 @@ class OfferBook:
 
     def _gpu_index_updated(
         self, columns: OfferColumns, dropped: Sequence[int], added: Sequence[int]
-    ) -> dict[str, list[int]] | None:
-        """This book's index by GPU (when built) for ``updated``'s book: the lists of the GPUs
+    ) -> dict[str, bytes] | None:
+        """This book's index by GPU (when built) for ``updated``'s book: the rows of the GPUs
         the changed providers' offers leave or join worked out again, the others shared."""
         index = self._gpu_index
         if index is None:
@@ -592,27 +623,35 @@ class OfferBook:
             arriving.setdefault(gpus[kinds[columns.kind[row]][1][1]].slug, []).append(row)
         updated = dict(index)
         for slug in touched | arriving.keys():
-            rows = [row for row in index.get(slug, ()) if not dead[row]]
+            rows = [row for row in unpacked(index.get(slug, b"")) if not dead[row]]
             if slug in arriving:
                 rows = sorted(rows + arriving[slug], key=ids.__getitem__)
             if rows:
-                updated[slug] = rows
+                updated[slug] = packed(rows)
             else:
                 updated.pop(slug, None)
         return updated
 
     def _group(
-        self, hardware: HardwareKey, rows: Sequence[int], *, in_price_order: bool = False
+        self,
+        hardware: HardwareKey,
+        rows: Sequence[int],
+        *,
+        in_price_order: bool = False,
+        first: int | None = None,
     ) -> _Group:
         """The group of ``rows`` (in price-id order, or already in price order), in price order
-        (equal prices in price-id order), its stale rows split off."""
+        (equal prices in price-id order), its stale rows split off; ``first``, when known, the
+        row with the lowest price id (rows in price order)."""
         columns = self.columns
         if in_price_order:
-            first = min(rows, key=columns.price_id.__getitem__)
+            if first is None:
+                first = min(rows, key=columns.price_id.__getitem__)
             entries = array("i", rows)
         else:  # stable: equal prices stay in price-id order
             first, entries = rows[0], array("i", sorted(rows, key=columns.usd.__getitem__))
         group = _Group(hardware, columns.offer(first), entries)
+        group.first_row = first
         group.split_stale(columns.stale, columns.volatile)
         return group
 
@@ -673,7 +712,9 @@ class OfferBook:
         machines, found = self._machines, list[int]()
         for kind in named[low:high]:
             for model in models:
-                found.extend(machines.get(kind * self._width + model, ()))
+                rows = machines.get(kind * self._width + model)
+                if rows:
+                    found.extend(unpacked(rows))
         if region is not None:
             places = columns.places
             found = [row for row in found if places[columns.place[row]][0] == region]
@@ -696,12 +737,12 @@ class OfferBook:
             columns = self.columns
             kinds, gpus = columns.kinds, columns.gpus
             slug_of = {kind: gpus[kinds[kind][1][1]].slug for kind in set(columns.kind)}
-            index = {}
+            lists: dict[str, list[int]] = {}
             kind_of = columns.kind
             for row in columns.live_rows():
-                index.setdefault(slug_of[kind_of[row]], []).append(row)
-            self._gpu_index = index
-        return list(index.get(gpu, ()))
+                lists.setdefault(slug_of[kind_of[row]], []).append(row)
+            index = self._gpu_index = {slug: packed(rows) for slug, rows in lists.items()}
+        return list(unpacked(index.get(gpu, b"")))
 
     def covered(self, rows: Sequence[int], c: Constraints) -> list[int]:
         """``rows`` whose offers ``c`` covers (``Constraints.covers``), in order."""

@@ -12,6 +12,9 @@ providers that did not change must have turned stale in it as they do in a fresh
 
 from __future__ import annotations
 
+import gc
+import weakref
+from dataclasses import replace
 from datetime import timedelta
 from decimal import Decimal
 
@@ -20,10 +23,11 @@ from django.core.management import call_command
 from django.db.models import Count
 from django.utils import timezone
 
-from catalog.models import GPU, InstanceType, Price
+from catalog.models import GPU, InstanceType, Price, Provider
 from catalog.pricing import PricingModel
 from sizing import selectors
 from sizing.planner import OfferBook, plan
+from sizing.planner.offers import unpacked
 from sizing.services import constraints_build, workload_build
 
 pytestmark = pytest.mark.django_db
@@ -87,7 +91,9 @@ def _arrangement(book: OfferBook) -> tuple:
     named = {(head[0], tail[0]) for head, tail, _ in columns.kinds}
     machines = {name: priced(book.machine_rows(*name)) for name in sorted(named)}
     index = {
-        (columns.kinds[key // book._width][1][0], columns.models[key % book._width]): priced(rows)
+        (columns.kinds[key // book._width][1][0], columns.models[key % book._width]): priced(
+            unpacked(rows)
+        )
         for key, rows in book._machines.items()
         if rows
     }
@@ -224,3 +230,147 @@ def test_the_worker_swaps_in_the_book_updated_by_the_changed_provider(monkeypatc
     assert arranged == [before]  # the held book's arrangement was carried over
     assert book.offers == selectors.offer_list()
     assert _arrangement(book) == _arrangement(OfferBook(book.columns))
+
+
+def _provider_by_rank(rank: int) -> int:
+    """The id of the provider with the ``rank``-th most current prices (0: the most)."""
+    return (
+        Price.objects.current()
+        .values("instance_type__provider_id")
+        .annotate(n=Count("id"))
+        .order_by("-n", "instance_type__provider_id")[rank]["instance_type__provider_id"]
+    )
+
+
+def _new_instance_type(provider_id: int, now) -> int:
+    """Give the provider a new instance type (a copy of one of its priced ones under a new name)
+    with a price; returns the new instance type's id."""
+    price = Price.objects.current().filter(instance_type__provider_id=provider_id).first()
+    instance = InstanceType.objects.get(pk=price.instance_type_id)
+    instance.pk = None
+    instance.name = f"{instance.name}-new-{now.timestamp():.0f}"
+    instance.save()
+    price.pk = None
+    price.instance_type = instance
+    price.observed_at = now
+    price.save()
+    return instance.pk
+
+
+def _step(held: selectors._Reading, held_book: OfferBook, now):
+    """What a worker's swap does after a change: read the changed providers onto the held
+    reading, arrange the book from the held one (or from scratch once dead rows outnumber live
+    ones), and check it against a book read from scratch."""
+    reading, reread = selectors._read(now, held)
+    assert reread is not None  # only providers were read again
+    if reading.columns.dead_count <= reading.columns.live:
+        book = held_book.updated(reading.columns, reading.dropped, reading.added)
+    else:
+        book = OfferBook(reading.columns)
+        reading = replace(reading, columns=book.columns)
+    fresh, _ = selectors._read(now, None)
+    scratch = OfferBook(fresh.columns)
+    assert book.offers == scratch.offers
+    assert _arrangement(book) == _arrangement(OfferBook(book.columns))
+    assert _answers(book) == _answers(scratch)
+    return reading, book
+
+
+def test_successive_updates_with_compaction_between_equal_books_read_from_scratch():
+    now = timezone.now()
+    held, _ = selectors._read(now, None)
+    book = OfferBook(held.columns)
+    book.gpu_rows("h100-sxm")  # the index by GPU is carried over through every update
+    first_offers = book.offers
+    ids_before = dict(held.columns.kind_ids)
+
+    # 1. One provider changes as a refresh does (a price moves, one goes, one appears, an
+    # instance type is retired): no new instance type, so the id map is shared, not copied.
+    _refresh_one_provider(now)
+    reading, book = _step(held, book, now)
+    assert reading.columns.kind_ids is held.columns.kind_ids
+    assert book.offers != first_offers
+
+    # 2. Another provider loses every current price: all its rows die, none is appended (a
+    # bulk write sets updated_at, as every write path of the catalog does).
+    gone = _provider_by_rank(1)
+    Price.objects.current().filter(instance_type__provider_id=gone).update(
+        gone_at=now, updated_at=now
+    )
+    before = len(book)
+    reading, book = _step(reading, book, now)
+    assert not reading.added and len(book) < before
+    slug = Provider.objects.get(pk=gone).slug
+    assert not any(offer.provider == slug for offer in book.offers)
+
+    # Compaction between updates: the held book arranged again from its live rows, as a swap
+    # does once dead rows outnumber live ones; the next update starts from the compacted one.
+    book = OfferBook(reading.columns)
+    assert book.columns is not reading.columns and not book.columns.dead_count
+    reading = replace(reading, columns=book.columns)
+    book.gpu_rows("h100-sxm")
+
+    # 3. A third provider gets a new instance type: the id map is copied before it is changed,
+    # the held one is left as it was.
+    held_ids = reading.columns.kind_ids
+    held_count = len(held_ids)
+    added_id = _new_instance_type(_provider_by_rank(2), now)
+    later, book = _step(reading, book, now)
+    assert added_id in later.columns.kind_ids and added_id not in held_ids
+    assert len(held_ids) == held_count and later.columns.kind_ids is not held_ids
+
+    # 4. The provider that lost its prices has them back.
+    Price.objects.filter(instance_type__provider_id=gone, gone_at=now).update(
+        gone_at=None, updated_at=timezone.now()
+    )
+    _, book = _step(later, book, now)
+    assert ids_before.items() <= dict(later.columns.kind_ids).items()
+
+
+def test_the_book_indexes_stay_out_of_the_collectors_sight():
+    """A worker's full collections walk every tracked container: the indexes of a quarter of a
+    million offers held as tracked arrays cost tens of milliseconds per collection, several times
+    per update (bench/RESULTS.md). Packed rows (bytes) and tuples of plain values are untracked."""
+    now = timezone.now()
+    held, _ = selectors._read(now, None)
+    book = OfferBook(held.columns)
+    book.gpu_rows("h100-sxm")
+    _refresh_one_provider(now)
+    reading, _ = selectors._read(now, held)
+    updated = book.updated(reading.columns, reading.dropped, reading.added)
+    gc.collect()
+    gc.collect()
+    for each in (book, updated):
+        columns = each.columns
+        assert len(each._machines) > 100 and len(columns.kind_rows) > 100
+        assert not gc.is_tracked(each._machines)
+        assert not gc.is_tracked(columns.kind_rows)
+        assert not gc.is_tracked(columns.kind_ids)
+        assert not gc.is_tracked(columns.kinds)
+        assert not gc.is_tracked(each._gpu_index)
+    # What the packed rows hold: each instance type's live rows, in order.
+    for kind, rows in updated.columns.kind_rows.items():
+        rows = list(unpacked(rows))
+        assert rows == sorted(rows)
+        assert all(
+            updated.columns.kind[row] == kind and not updated.columns.dead[row] for row in rows
+        )
+
+
+def test_a_swap_lets_the_held_book_go_before_the_heap_is_trimmed(monkeypatch):
+    """The book a swap replaces is freed at once (by reference count, no collection needed), so
+    the trim that follows gives its pages back (bench/RESULTS.md: worker RSS after refreshes)."""
+    selectors.offer_book(selectors.catalog_version())
+    held = weakref.ref(selectors._book.book)
+    seen = []
+    monkeypatch.setattr(selectors, "_heap_trim", lambda: seen.append(held()))
+    _refresh_one_provider(timezone.now())
+    book = selectors.offer_book(selectors.catalog_version())
+    assert seen == [None]
+    assert book.offers == selectors.offer_list()
+
+
+def test_the_heap_trim_runs_where_there_is_a_c_library():
+    selectors._heap_trim()
+    selectors._heap_trim()  # looked up once, then called
+    assert selectors._malloc_trim is not None
