@@ -44,7 +44,14 @@ sys.path.insert(0, str(ROOT))
 import yaml  # noqa: E402
 
 from sizing import compute  # noqa: E402
-from sizing.estimator import GPUSpec, ModelArch, Topology, estimate, parse_workload  # noqa: E402
+from sizing.estimator import (  # noqa: E402
+    GPUSpec,
+    ModelArch,
+    Topology,
+    _serving_layout,
+    estimate,
+    parse_workload,
+)
 from sizing.frameworks import FRAMEWORKS  # noqa: E402
 from sizing.inputs import WORKLOAD  # noqa: E402
 from sizing.presets import load_presets  # noqa: E402
@@ -417,8 +424,9 @@ def facts(row: dict, presets: dict, gpus: dict) -> dict:
         "seq_len": w.seq_len,
         "compile": w.compile,
         "int4_kernel": FRAMEWORKS[w.framework].int4_kernel,
-        # serving on n GPUs is one tensor-parallel replica (sizing/estimator.py _inference_tp)
-        "tp": int(row["tensor_parallel"] or 1) if w.is_training else n,
+        # serving on n GPUs: replicas of the largest degree the model splits into
+        # (sizing/estimator.py _serving_layout)
+        "tp": int(row["tensor_parallel"] or 1) if w.is_training else _serving_layout(w, n)[0],
         "nodes": -(-n // int(row["gpus_per_node"] or 8)),
         "balance_ratio": (peak / bw / compute.BALANCE_REFERENCE) if peak and bw else 1.0,
     }

@@ -123,12 +123,44 @@ def _memory_of(w: Workload, n: int, sharding: str, explain: bool) -> MemoryResul
         return training_memory(
             w, dp=max(1, n // w.model_parallel), sharding=sharding, explain=explain
         )
-    return inference_memory(w, tp=_inference_tp(w, n), explain=explain)
+    tp, _, replica = _serving_layout(w, n)
+    return inference_memory(replica, tp=tp, explain=explain)
 
 
-def _inference_tp(w: Workload, n: int) -> int:
-    """Inference on n GPUs is one replica with tensor parallel n (vLLM --tensor-parallel-size)."""
-    return w.tensor_parallel if w.tensor_parallel > 1 else max(1, n)
+def _serving_layout(w: Workload, n: int) -> tuple[int, int, Workload]:
+    """How n GPUs serve: (tensor parallel degree, replicas, the workload one replica serves).
+    The degree is the workload's ``tensor_parallel`` when it names one, else the largest degree
+    that divides n and at which vLLM can load the model (``ModelArch.serves_at_tp``: a Qwen2.5-7B,
+    28 heads and 4 KV heads, takes no TP 8, so 8 GPUs serve as 2 replicas of TP 4). The GPUs
+    beyond one replica are further replicas (vLLM data parallel, or one server per replica
+    behind a load balancer), each serving its share of the concurrent sequences."""
+    n = max(1, n)
+    if w.tensor_parallel > 1:
+        tp = w.tensor_parallel
+    else:
+        tp = next(t for t in range(n, 0, -1) if n % t == 0 and w.arch.serves_at_tp(t))
+    replicas = max(1, n // tp)
+    if replicas == 1:
+        return tp, 1, w
+    sequences = w.concurrency or w.batch_size
+    return tp, replicas, replace(w, concurrency=max(1, -(-sequences // replicas)))
+
+
+def _replicated(
+    comp: ComputeResult, w: Workload, replica: Workload, replicas: int, n: int
+) -> ComputeResult:
+    """One replica's decode speed as the whole layout's: every sequence decodes at the speed
+    it has in its replica, so the layout serves the workload's sequences at that speed each."""
+    if comp.tokens_per_second is None:
+        return comp
+    sequences = w.concurrency or w.batch_size
+    per_sequence = comp.tokens_per_second / max(1, replica.concurrency or 1)
+    comp.tokens_per_second = per_sequence * sequences
+    comp.tokens_per_second_per_gpu = comp.tokens_per_second / n
+    if w.tokens:
+        comp.est_hours = w.tokens / comp.tokens_per_second / 3600
+        comp.gpu_hours = comp.est_hours * n
+    return comp
 
 
 def _capacity(gpu: GPUSpec, headroom: float) -> float:
@@ -193,11 +225,12 @@ def _min_gpus(
 ) -> int | None:
     cap = _capacity(gpu, headroom)
     if not workload.is_training:
-        heads = workload.arch.heads or 1
         if workload.tensor_parallel > 1:
             candidates = [workload.tensor_parallel]
         else:
-            candidates = [n for n in range(1, min(max_gpus, 1024) + 1) if heads % n == 0 or n == 1]
+            candidates = [
+                n for n in range(1, min(max_gpus, 1024) + 1) if workload.arch.serves_at_tp(n)
+            ]
         for n in candidates:
             if n <= max_gpus and inference_memory(workload, tp=n, explain=False).total <= cap:
                 return n
@@ -306,9 +339,18 @@ def estimate(
             explain=explain,
         )
     elif gpu is not None:
-        comp = decode_speed(
-            w, gpu, tp=_inference_tp(w, n), topology=topo, kv_cache_bytes_per_gpu=mem.kv_cache
-        )
+        tp, replicas, replica = _serving_layout(w, n)
+        comp = decode_speed(replica, gpu, tp=tp, topology=topo, kv_cache_bytes_per_gpu=mem.kv_cache)
+        if replicas > 1:
+            comp = _replicated(comp, w, replica, replicas, n)
+            if explain:
+                note(
+                    C.NOTE_SERVING_REPLICAS,
+                    gpu_count=n,
+                    replicas=replicas,
+                    tp=tp,
+                    sequences=replica.concurrency,
+                )
     elif w.is_training and w.tokens:
         model, hardware, _, recompute = training_flops_per_token(w)
         comp = ComputeResult(training_flops=hardware * w.tokens, model_flops=model * w.tokens)
@@ -366,7 +408,9 @@ def estimate(
     assumptions = _assumptions(w, w.arch)
     assumptions.update({"gpu_count": n, "sharding": sharding, "headroom": headroom})
     if not w.is_training:
-        assumptions["tensor_parallel"] = _inference_tp(w, n)
+        tp, replicas, _ = _serving_layout(w, n)
+        assumptions["tensor_parallel"] = tp
+        assumptions["replicas"] = replicas
     return Estimate(
         memory_per_gpu_gib=per_gpu,
         breakdown={k: v / GIB for k, v in breakdown.items()},

@@ -160,6 +160,7 @@ class MessageCode(StrEnum):
     # and sizing/compute.py is English only.
     NOTE_SHARDING_CHOSEN = "note_sharding_chosen"
     NOTE_SHARDING_ONE_RANK = "note_sharding_one_rank"
+    NOTE_SERVING_REPLICAS = "note_serving_replicas"
     NOTE_TRAINING_FLOPS = "note_training_flops"
     NOTE_TRAINING_FLOPS_RECOMPUTE = "note_training_flops_recompute"
     NOTE_FITS = "note_fits"
@@ -575,6 +576,10 @@ TEMPLATES: dict[str, dict[str, str]] = {
     MessageCode.NOTE_SHARDING_CHOSEN: {
         "en": "sharding: {sharding} chosen, the least-sharded strategy that fits {gpu_count} x {gpu}",
         "zh-hans": "分片：选用 {sharding}，即能放进 {gpu_count} x {gpu} 的分片最少的策略",
+    },
+    MessageCode.NOTE_SERVING_REPLICAS: {
+        "en": "serving: {gpu_count} GPUs as {replicas} replicas of tensor parallel {tp} (the largest degree the model's attention and KV heads split into that divides the GPU count), {sequences} sequences each",
+        "zh-hans": "推理：{gpu_count} 块 GPU 组成 {replicas} 个张量并行度为 {tp} 的副本（能整除 GPU 数、且模型注意力头和 KV 头可均分的最大并行度），每个副本 {sequences} 条序列",
     },
     MessageCode.NOTE_SHARDING_ONE_RANK: {
         "en": "sharding: {sharding} on a single data-parallel rank shards nothing",

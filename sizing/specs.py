@@ -257,6 +257,20 @@ class ModelArch:
         vllm/model_executor/layers/linear.py @0036d38d)."""
         return max(1, self.total_kv_heads // max(1, tp))
 
+    def serves_at_tp(self, tp: int) -> bool:
+        """Whether vLLM can serve this model at tensor parallel ``tp``: the attention heads
+        split evenly and each GPU gets whole KV heads, split or copied (the checks
+        sizing/workload.py makes of an explicit ``tensor_parallel``: vLLM's
+        ``divide(total_num_heads, tp_size)`` and QKVParallelLinear, vllm-project/vllm
+        vllm/model_executor/layers/linear.py @0036d38d). Models without attention heads
+        take any degree."""
+        if tp <= 1 or not self.is_transformer or not self.heads:
+            return True
+        if self.heads % tp:
+            return False
+        kv = self.total_kv_heads
+        return self.uses_mla or not kv or kv % tp == 0 or tp % kv == 0
+
     @property
     def kv_cache_elems_per_token_layer(self) -> int:
         """Elements cached per token per layer: 2 x KV heads x head dim (vLLM, GQA); MLA: latent + rope key."""

@@ -47,13 +47,16 @@ def test_past_tp_equal_kv_heads_each_gpu_keeps_one_whole_kv_head():
 
 
 def test_the_reviewers_qwen_case_on_eight_gpus(api_client):
-    """Qwen2.5-7B has 4 KV heads: on 8 GPUs each keeps one, 28 GiB at 131072 x 16, not 14."""
+    """Qwen2.5-7B has 28 attention heads and 4 KV heads: vLLM loads it at no TP 8, so 8 GPUs
+    serve as 2 replicas of TP 4, each with 8 of the 16 sequences: one KV head per GPU,
+    8 x 131072 tokens, 14 GiB (TP 8 would hold one copied head for all 16: 28)."""
     body = {
         "workload": {
             "model": "qwen2.5-7b",
             "task": "inference",
             "context_len": 131072,
             "concurrency": 16,
+            "tokens": 1e8,
         },
         "gpu": "h200-sxm",
         "gpu_count": 8,
@@ -61,8 +64,17 @@ def test_the_reviewers_qwen_case_on_eight_gpus(api_client):
     response = api_client.post("/api/estimate", body, format="json")
     assert response.status_code == 200, response.content
     answer = response.json()
-    assert answer["breakdown"]["kv_cache"] == pytest.approx(28.0, abs=0.01)
-    assert any("heads replicated" in note for note in answer["notes"])
+    assert answer["assumptions"]["tensor_parallel"] == 4
+    assert answer["assumptions"]["replicas"] == 2
+    # 28 layers x 2 (K, V) x 1 head x 128 x 2 bytes x 131072 tokens x 8 sequences
+    assert answer["breakdown"]["kv_cache"] == pytest.approx(14.0, abs=0.01)
+    assert any("2 replicas of tensor parallel 4" in note for note in answer["notes"])
+    # Every GPU is paid for: GPU-hours are the hours times all 8.
+    assert answer["gpu_hours"] == pytest.approx(answer["est_hours"] * 8, rel=1e-3)
+    # The same job on one replica (TP 4) decodes each sequence no slower than in the layout,
+    # and the layout serves twice the sequences: its hours are at most the replica's.
+    four = api_client.post("/api/estimate", {**body, "gpu_count": 4}, format="json").json()
+    assert answer["est_hours"] <= four["est_hours"]
 
 
 def test_replicated_kv_projections_are_counted_in_the_weights():
