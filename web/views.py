@@ -394,21 +394,19 @@ def compare(request: HttpRequest) -> HttpResponse:
     best plan for one workload on each (the service behind /api/compare)."""
     keys, errors = _compare_targets(request.GET.getlist("offer"))
     bound = any(name in request.GET for name in PlanForm.base_fields)
-    data = request.GET if bound else QueryDict(mutable=True)
-    if not bound:
+    data = request.GET.copy()
+    if not any(name in request.GET for name in WORKLOAD_FIELDS):
+        # The plan page's default workload; constraints not given are the API's defaults (its
+        # pricing models, its stale-price rule), so the page says what /api/compare says.
         for name, value in PLAN_INITIAL.items():
-            data.setlist(name, value if isinstance(value, list) else [value])
+            if name in WORKLOAD_FIELDS:
+                data.setlist(name, value if isinstance(value, list) else [value])
     form = PlanForm(data)
     answer = None
     if keys and not errors and form.is_valid() and form.workload is not None:
         targets = [{"provider": p, "instance_type": n} for p, n in keys]
-        constraints = form.constraints()
-        if "include_stale" not in request.GET:
-            # Offers named one by one are weighed even when their price is stale (flagged, with
-            # its date): "does not fit: stale price" says nothing about the machine.
-            constraints = replace(constraints, include_stale=True)
         answer = sizing_selectors.compare(
-            form.workload, targets, constraints, lang=_message_language()
+            form.workload, targets, form.constraints(), lang=_message_language()
         )
     offers = selectors.offer_rows_for(keys=keys)
     native = selectors.provider_native_rates()
