@@ -385,7 +385,18 @@ def _why_not_text(row: dict[str, Any]) -> str:
     if example.get("offer_pricing_model"):
         where.append(labels.label(labels.PRICING_MODELS, example["offer_pricing_model"]))
     text = labels.label(labels.REJECTIONS, reason)
-    return f"{text} ({', '.join(where)})" if where else text
+    text = f"{text} ({', '.join(where)})" if where else text
+    if example.get("observed_on") and example.get("shelf_life_days"):
+        # A stale price: when it was observed, its shelf life, and the form's way to weigh it.
+        text += ": " + _(
+            "observed %(date)s, past its %(days)s-day shelf life; set “%(field)s” to Yes to "
+            "weigh it (flagged stale)"
+        ) % {
+            "date": example["observed_on"],
+            "days": example["shelf_life_days"],
+            "field": PlanForm.base_fields["include_stale"].label,
+        }
+    return text
 
 
 @require_safe

@@ -42,7 +42,9 @@ def _page_columns(client, offers, **extra):
 def test_compare_page_fits_as_the_api_says(client, api_client, include_stale):
     name = _marketplace_offer()
     offers = [f"vastai/{name}", "aws/p5.48xlarge", "lambda/gpu_1x_a10"]
-    targets = [{"provider": o.split("/", 1)[0], "instance_type": o.split("/", 1)[1]} for o in offers]
+    targets = [
+        {"provider": o.split("/", 1)[0], "instance_type": o.split("/", 1)[1]} for o in offers
+    ]
     extra = {} if include_stale is None else {"include_stale": include_stale}
     constraints = {} if include_stale is None else {"include_stale": include_stale == "true"}
     rows = _api_rows(api_client, targets, constraints)
@@ -58,7 +60,12 @@ def test_compare_page_fits_as_the_api_says(client, api_client, include_stale):
     if include_stale is None:
         # The stale marketplace price is left out by default, as the API does.
         assert rows[0]["fits"] is False and rows[0]["why_not"].startswith("stale_price:")
-        assert columns[0]["plan"]["why_not_text"].startswith("Stale price")
+        words = columns[0]["plan"]["why_not_text"]
+        observed = rows[0]["why_not_message"]["params"]["example"]["params"]["observed_on"]
+        assert words.startswith("Stale price (global, On demand): observed " + observed)
+        assert "7-day shelf life" in words and "“Include stale prices” to Yes" in words
+        assert "7-day shelf life of marketplace prices" in rows[0]["why_not"]
+        assert words in response.content.decode().replace("&ldquo;", "“").replace("&rdquo;", "”")
     if include_stale == "true":
         assert rows[0]["fits"] is True and rows[0]["stale"] is True
 
