@@ -704,6 +704,11 @@ def _plan_context(
     }
 
 
+# Query names /plan takes besides its form's fields: ``lang`` (an API parameter the pages ignore,
+# docs/web.md "Language") and a CSRF token a form may carry; the submit button sends no name.
+PLAN_PARAMS_IGNORED = ("lang", "csrfmiddlewaretoken")
+
+
 @require_safe
 def plan(request: HttpRequest) -> HttpResponse:
     """/plan : a workload form; submitted, the ranked plans, a cost-time scatter, memory bar.
@@ -720,14 +725,19 @@ def plan(request: HttpRequest) -> HttpResponse:
                 query.setlist(name, kept)
         return HttpResponseRedirect(f"{request.path}?{query.urlencode()}#results")
     form = PlanForm(request.GET if bound else None, initial=PLAN_INITIAL)
+    # A name the form does not know is a 400 naming it, as GET /api/recommend answers.
+    unknown = _unknown_params(request, [*PlanForm.base_fields, *PLAN_PARAMS_IGNORED])
     context: dict[str, Any] = {
         "form": form,
         "bound": bound,
+        "unknown_params": unknown,
         # Every workload input sizing/inputs.py puts on the page, in its order.
         "workload_fields": [form[name] for name in WORKLOAD_FIELDS],
     }
     status = 200
-    if bound and form.is_valid() and form.workload is not None:
+    if unknown:
+        status = 400
+    elif bound and form.is_valid() and form.workload is not None:
         constraints = form.constraints()
         answer = sizing_selectors.recommend(
             form.workload,

@@ -82,3 +82,25 @@ def test_compare_page_default_workload_weighs_the_apis_default_pricing(client, a
     assert plan["fits"] == rows[0]["fits"]
     if rows[0]["fits"]:
         assert plan["pricing_model"] == rows[0]["pricing_model"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-hans"])
+def test_plan_summary_says_how_old_the_prices_used_are(client, api_client, lang):
+    query = "model=llama-3-8b&task=finetune&method=lora&tokens=2e8&pricing=on_demand&pricing=spot"
+    response = client.get("/plan?" + query, HTTP_ACCEPT_LANGUAGE=lang)
+    assert response.status_code == 200
+    answer = response.context["answer"]
+    observed = [r["price_observed_at"] for r in answer["recommendations"]]
+    oldest, newest = min(observed), max(observed)
+    assert answer["prices_oldest_observed_at"] == oldest
+    body = response.content.decode()
+    summary = body[body.index('id="prices-observed"') :].split("</div>", 1)[0]
+    assert f'<time datetime="{oldest.isoformat()}">{oldest:%Y-%m-%d}</time>' in summary
+    if newest.date() != oldest.date():
+        assert f">{newest:%Y-%m-%d}</time>" in summary
+    assert ("Prices used, observed" if lang == "en" else "所用价格的观测时间") in summary
+    # The same span as the API gives for the same question.
+    api = api_client.get(
+        "/api/recommend?" + query.replace("&pricing=spot", ",spot") + "&limit=200&all_sizes=true"
+    )
+    assert api.json()["prices_oldest_observed_at"][:10] == f"{oldest:%Y-%m-%d}"
