@@ -249,6 +249,7 @@ def price_list(request: HttpRequest) -> HttpResponse:
         "observed_from": rows.oldest_observed_at,
         "observed_to": rows.newest_observed_at,
         "stale_after_days": selectors.stale_days(),
+        "shelf": selectors.shelf_lives(),
     }
     return render(request, "web/prices.html", context, status=status)
 
@@ -337,6 +338,7 @@ def instance_detail(request: HttpRequest, provider: str, name: str) -> HttpRespo
         "rows": rows,
         "basis": PriceBasis(per_gpu=request.GET.get("per") != "instance"),
         "stale_after_days": selectors.stale_days(),
+        "shelf": selectors.shelf_lives(),
     }
     return render(request, "web/instance_detail.html", context)
 
@@ -868,7 +870,11 @@ def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
 @require_safe
 def provider_list(request: HttpRequest) -> HttpResponse:
     """/providers : every provider with price counts, stale counts and last refresh."""
-    context = {"providers": selectors.provider_index(), "stale_after_days": selectors.stale_days()}
+    context = {
+        "providers": selectors.provider_index(),
+        "stale_after_days": selectors.stale_days(),
+        "shelf": selectors.shelf_lives(),
+    }
     return render(request, "web/provider_list.html", context)
 
 
@@ -889,5 +895,6 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "runs": selectors.provider_scrape_runs(provider=provider),
         "instance_count": selectors.provider_instance_count(provider=provider),
         "stale_after_days": selectors.stale_days(),
+        "shelf": selectors.shelf_lives(),
     }
     return render(request, "web/provider_detail.html", context)

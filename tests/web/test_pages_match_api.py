@@ -104,3 +104,18 @@ def test_plan_summary_says_how_old_the_prices_used_are(client, api_client, lang)
         "/api/recommend?" + query.replace("&pricing=spot", ",spot") + "&limit=200&all_sizes=true"
     )
     assert api.json()["prices_oldest_observed_at"][:10] == f"{oldest:%Y-%m-%d}"
+
+
+@pytest.mark.parametrize("path", ["/", "/providers"])
+def test_pages_say_the_shelf_lives_the_server_is_set_to(client, settings, path):
+    settings.PRICE_STALE_AFTER_DAYS = 21
+    settings.PRICE_SHELF_LIFE_DAYS = {"spot": 3, "marketplace": 2, "reserved_1y": 400}
+    body = client.get(path).content.decode()
+    assert (
+        "A price past its shelf life is marked stale: spot prices after 3 days, marketplace "
+        "offers after 2, list prices after 21, commitment terms after 400."
+        in " ".join(body.split())
+    )
+    assert "not refreshed for" not in body
+    chinese = client.get(path, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "竞价价格 3 天，市场型报价 2 天，标价 21 天，承诺期限价格 400 天" in chinese  # noqa: RUF001
