@@ -685,6 +685,29 @@ def _rejected_counts(answer: dict[str, Any]) -> list[tuple[str, int]]:
     )
 
 
+# The server's advice names API fields and values; the client says its own flags instead.
+ADVICE_FLAGS: tuple[tuple[str, str], ...] = (
+    (r"\bset include_stale=true\b", "pass --include-stale"),
+    (r"\binclude_stale=true\b", "--include-stale"),
+    (r"\binclude_stale=false\b", "--exclude-stale"),
+    (r"\ballow_multi_node=true\b", "no --no-multi-node"),
+    (r"\bfit_on=point\b", "--fit-on point"),
+    (r"\bgradient_checkpointing=full\b", "--gradient-checkpointing full"),
+    (r'\bconstraints\.pricing \(e\.g\. "pricing": \["(\w+)"\]\)', r"--pricing \1"),
+    (r"\bset (max_total_usd|max_hours|max_gpus)\b", r"pass \1"),
+    (r"\bmax_total_usd\b", "--max-total-usd"),
+    (r"\bmax_hours\b", "--max-hours"),
+    (r"\bmax_gpus\b", "--max-gpus"),
+)
+
+
+def cli_advice(text: str) -> str:
+    """``text`` from the server with the API's parameter names as this client's flags."""
+    for pattern, flag in ADVICE_FLAGS:
+        text = re.sub(pattern, flag, text)
+    return text
+
+
 def _nothing_ranked(answer: dict[str, Any]) -> CliError:
     """Why no plan was ranked, from ``rejected`` and ``advice``: when the only offers left out
     were left out as stale, they were never weighed (exit 5: rerun with --include-stale);
@@ -692,7 +715,7 @@ def _nothing_ranked(answer: dict[str, Any]) -> CliError:
     counts = _rejected_counts(answer)
     stale = dict(counts).get("stale_price", 0)
     others = ", ".join(f"{reason} {count:,}" for reason, count in counts if reason != "stale_price")
-    advice = " ".join(answer.get("advice") or [])
+    advice = cli_advice(" ".join(answer.get("advice") or []))
     stale_text = (
         f"{stale:,} offer{'s' if stale != 1 else ''} left out as stale (price past the server's "
         "shelf life, never weighed); pass --include-stale to weigh them"
@@ -717,7 +740,7 @@ def _print_recommendations(answer: dict[str, Any], rows: list[dict[str, Any]]) -
         _out("")
         _out("rejected: " + ", ".join(f"{reason} {count:,}" for reason, count in counts))
     for line in answer.get("advice") or []:
-        _out(f"advice: {line}")
+        _out(f"advice: {cli_advice(line)}")
     oldest, newest = (
         answer.get("prices_oldest_observed_at"),
         answer.get("prices_newest_observed_at"),
@@ -882,7 +905,7 @@ def cmd_compare(client: Client, args: argparse.Namespace) -> int:
         for row in rows:
             fits = bool(row.get("fits"))
             warnings = row.get("warnings") or []
-            note = row.get("why_not") or (warnings[0] if warnings else "")
+            note = cli_advice(row.get("why_not") or "") or (warnings[0] if warnings else "")
             cells.append(
                 [
                     str(row["target"]),

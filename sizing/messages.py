@@ -119,6 +119,9 @@ class MessageCode(StrEnum):
     NO_PRICE_IN_SCOPE = "no_price_in_scope"
     NOTHING_FITS = "nothing_fits"
     WHY_NOT = "why_not"
+    # The example of a compared target's stale_price verdict: when, the shelf life, the way in.
+    EXAMPLE_STALE = "example_stale"
+    EXAMPLE_STALE_MARKETPLACE = "example_stale_marketplace"
     # Workload input errors (sizing/workload.py parse_workload), under the field they name.
     INPUT_NOT_AN_OBJECT = "input_not_an_object"
     INPUT_UNKNOWN_FIELD = "input_unknown_field"
@@ -438,6 +441,14 @@ TEMPLATES: dict[str, dict[str, str]] = {
     MessageCode.WHY_NOT: {
         "en": "{reason}: {example}",
         "zh-hans": "{reason_text}：{example}",
+    },
+    MessageCode.EXAMPLE_STALE: {
+        "en": "{offer}, observed {observed_on}, past the {shelf_life_days}-day shelf life of {pricing_model_words} prices; include_stale=true weighs it (flagged stale)",
+        "zh-hans": "{offer}，观测于 {observed_on}，已超过{pricing_model_words}价格 {shelf_life_days} 天的时效期限；设置 include_stale=true 可将其计入（标记为过期）",
+    },
+    MessageCode.EXAMPLE_STALE_MARKETPLACE: {
+        "en": "{offer}, observed {observed_on}, past the {shelf_life_days}-day shelf life of marketplace prices; include_stale=true weighs it (flagged stale)",
+        "zh-hans": "{offer}，观测于 {observed_on}，已超过市场型报价 {shelf_life_days} 天的时效期限；设置 include_stale=true 可将其计入（标记为过期）",
     },
     # Workload input errors.
     MessageCode.INPUT_NOT_AN_OBJECT: {

@@ -27,7 +27,14 @@ from catalog.pricing import PricingModel
 from catalog.querysets import MARKETPLACE, price_is_volatile, shelf_life_days
 
 from .estimator import Estimate, GPUSpec, Workload, estimate
-from .messages import DEFAULT_LANGUAGE, Message, MessageCode, message_dict, message_render
+from .messages import (
+    DEFAULT_LANGUAGE,
+    Message,
+    MessageCode,
+    RejectionCode,
+    message_dict,
+    message_render,
+)
 from .planner import Constraints, Offer, OfferBook, Plan, PlanResult, Rejections, plan
 from .planner.offers import OfferColumns, instant_us, tail_hardware_key
 from .planner.rules import _billed_amount
@@ -1024,4 +1031,30 @@ def _why_not(
         if entry["examples"]
         else Message(MessageCode.EXAMPLE_OFFER, {"offer": ""})
     )
+    if reason == RejectionCode.STALE_PRICE and isinstance(subset, OfferColumns):
+        example = _stale_example(example, subset)
     return Message(MessageCode.WHY_NOT, {"reason": str(reason), "example": example})
+
+
+def _stale_example(example: Message, subset: OfferColumns) -> Message:
+    """A stale_price example with the price's date, its shelf life and how to weigh it anyway
+    (the offer found in ``subset`` by its label; the plain example when it is not there)."""
+    label = example.params.get("offer")
+    for row in range(len(subset)):
+        offer = subset.offer(row)
+        if offer.label != label:
+            continue
+        marketplace = offer.volatile and not price_is_volatile(offer.pricing_model)
+        if offer.stale_at is not None:
+            days = round((offer.stale_at - offer.observed_at) / timedelta(days=1))
+        else:
+            days = shelf_life_days(offer.pricing_model, marketplace=marketplace)
+        code = MessageCode.EXAMPLE_STALE_MARKETPLACE if marketplace else MessageCode.EXAMPLE_STALE
+        params = {
+            **example.params,
+            "observed_on": offer.observed_at.date().isoformat(),
+            "shelf_life_days": days,
+            "pricing_model": offer.pricing_model,
+        }
+        return Message(code, params)
+    return example

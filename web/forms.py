@@ -323,6 +323,24 @@ def readable(value: float) -> str:
     return f"{value:,.3f}".rstrip("0").rstrip(".")
 
 
+def split_lists(data: Any, fields: dict[str, forms.Field]) -> Any:
+    """``data`` with every value of a list field split on commas, as the API reads its query
+    strings (``pricing=on_demand,spot``), beside the repeated names the form's checkboxes send
+    (``pricing=on_demand&pricing=spot``); empty pieces dropped."""
+    listed = [
+        name for name, field in fields.items() if isinstance(field, forms.MultipleChoiceField)
+    ]
+    if not any("," in value for name in listed for value in data.getlist(name)):
+        return data
+    data = data.copy()
+    for name in listed:
+        if name in data:
+            data.setlist(
+                name, [p.strip() for v in data.getlist(name) for p in v.split(",") if p.strip()]
+            )
+    return data
+
+
 PLAN_INITIAL: dict[str, Any] = {
     "model": "llama-3-8b",
     "task": "finetune",
@@ -444,6 +462,8 @@ class PlanForm(WorkloadFieldsForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        if self.is_bound:
+            self.data = split_lists(self.data, self.fields)
         model = cast(forms.ChoiceField, self.fields["model"])
         model.choices = [("", _("(none: give parameters)")), *_preset_choices()]
         options = price_filter_options()

@@ -25,7 +25,7 @@ from catalog.choices import HOURS_PER_UNIT
 from catalog.filtersets import PriceFilterSet
 from catalog.models import GPU, InstanceType, Price, PriceHistory, Provider, Region, ScrapeRun
 from catalog.pricing import COMMITMENT_PRICING_MODELS, PricingModel
-from catalog.querysets import price_stale_q, stale_cutoff
+from catalog.querysets import price_stale_q, shelf_life_days, stale_cutoff
 
 # Sort keys of the price browser (what the query string says) and the columns they order by.
 PRICE_SORTS: dict[str, str] = {
@@ -482,8 +482,19 @@ def provider_instance_count(*, provider: Provider) -> int:
 
 
 def stale_days() -> int:
-    """Days after which a price counts as stale (``PRICE_STALE_AFTER_DAYS``)."""
+    """Days after which a list price counts as stale (``PRICE_STALE_AFTER_DAYS``)."""
     return settings.PRICE_STALE_AFTER_DAYS
+
+
+def shelf_lives() -> dict[str, int]:
+    """Days a price stays fresh by its kind (``PRICE_SHELF_LIFE_DAYS``), as the pages say it:
+    spot, marketplace offers, list prices (on demand) and commitment terms (1-year reserved)."""
+    return {
+        "spot": shelf_life_days(PricingModel.SPOT),
+        "marketplace": shelf_life_days(PricingModel.ON_DEMAND, marketplace=True),
+        "list": shelf_life_days(PricingModel.ON_DEMAND),
+        "terms": shelf_life_days(PricingModel.RESERVED_1Y),
+    }
 
 
 def provider_names() -> dict[str, str]:

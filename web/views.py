@@ -249,6 +249,7 @@ def price_list(request: HttpRequest) -> HttpResponse:
         "observed_from": rows.oldest_observed_at,
         "observed_to": rows.newest_observed_at,
         "stale_after_days": selectors.stale_days(),
+        "shelf": selectors.shelf_lives(),
     }
     return render(request, "web/prices.html", context, status=status)
 
@@ -337,6 +338,7 @@ def instance_detail(request: HttpRequest, provider: str, name: str) -> HttpRespo
         "rows": rows,
         "basis": PriceBasis(per_gpu=request.GET.get("per") != "instance"),
         "stale_after_days": selectors.stale_days(),
+        "shelf": selectors.shelf_lives(),
     }
     return render(request, "web/instance_detail.html", context)
 
@@ -385,7 +387,18 @@ def _why_not_text(row: dict[str, Any]) -> str:
     if example.get("offer_pricing_model"):
         where.append(labels.label(labels.PRICING_MODELS, example["offer_pricing_model"]))
     text = labels.label(labels.REJECTIONS, reason)
-    return f"{text} ({', '.join(where)})" if where else text
+    text = f"{text} ({', '.join(where)})" if where else text
+    if example.get("observed_on") and example.get("shelf_life_days"):
+        # A stale price: when it was observed, its shelf life, and the form's way to weigh it.
+        text += ": " + _(
+            "observed %(date)s, past its %(days)s-day shelf life; set “%(field)s” to Yes to "
+            "weigh it (flagged stale)"
+        ) % {
+            "date": example["observed_on"],
+            "days": example["shelf_life_days"],
+            "field": PlanForm.base_fields["include_stale"].label,
+        }
+    return text
 
 
 @require_safe
@@ -394,21 +407,19 @@ def compare(request: HttpRequest) -> HttpResponse:
     best plan for one workload on each (the service behind /api/compare)."""
     keys, errors = _compare_targets(request.GET.getlist("offer"))
     bound = any(name in request.GET for name in PlanForm.base_fields)
-    data = request.GET if bound else QueryDict(mutable=True)
-    if not bound:
+    data = request.GET.copy()
+    if not any(name in request.GET for name in WORKLOAD_FIELDS):
+        # The plan page's default workload; constraints not given are the API's defaults (its
+        # pricing models, its stale-price rule), so the page says what /api/compare says.
         for name, value in PLAN_INITIAL.items():
-            data.setlist(name, value if isinstance(value, list) else [value])
+            if name in WORKLOAD_FIELDS:
+                data.setlist(name, value if isinstance(value, list) else [value])
     form = PlanForm(data)
     answer = None
     if keys and not errors and form.is_valid() and form.workload is not None:
         targets = [{"provider": p, "instance_type": n} for p, n in keys]
-        constraints = form.constraints()
-        if "include_stale" not in request.GET:
-            # Offers named one by one are weighed even when their price is stale (flagged, with
-            # its date): "does not fit: stale price" says nothing about the machine.
-            constraints = replace(constraints, include_stale=True)
         answer = sizing_selectors.compare(
-            form.workload, targets, constraints, lang=_message_language()
+            form.workload, targets, form.constraints(), lang=_message_language()
         )
     offers = selectors.offer_rows_for(keys=keys)
     native = selectors.provider_native_rates()
@@ -695,6 +706,11 @@ def _plan_context(
     }
 
 
+# Query names /plan takes besides its form's fields: ``lang`` (an API parameter the pages ignore,
+# docs/web.md "Language") and a CSRF token a form may carry; the submit button sends no name.
+PLAN_PARAMS_IGNORED = ("lang", "csrfmiddlewaretoken")
+
+
 @require_safe
 def plan(request: HttpRequest) -> HttpResponse:
     """/plan : a workload form; submitted, the ranked plans, a cost-time scatter, memory bar.
@@ -711,14 +727,19 @@ def plan(request: HttpRequest) -> HttpResponse:
                 query.setlist(name, kept)
         return HttpResponseRedirect(f"{request.path}?{query.urlencode()}#results")
     form = PlanForm(request.GET if bound else None, initial=PLAN_INITIAL)
+    # A name the form does not know is a 400 naming it, as GET /api/recommend answers.
+    unknown = _unknown_params(request, [*PlanForm.base_fields, *PLAN_PARAMS_IGNORED])
     context: dict[str, Any] = {
         "form": form,
         "bound": bound,
+        "unknown_params": unknown,
         # Every workload input sizing/inputs.py puts on the page, in its order.
         "workload_fields": [form[name] for name in WORKLOAD_FIELDS],
     }
     status = 200
-    if bound and form.is_valid() and form.workload is not None:
+    if unknown:
+        status = 400
+    elif bound and form.is_valid() and form.workload is not None:
         constraints = form.constraints()
         answer = sizing_selectors.recommend(
             form.workload,
@@ -849,7 +870,11 @@ def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
 @require_safe
 def provider_list(request: HttpRequest) -> HttpResponse:
     """/providers : every provider with price counts, stale counts and last refresh."""
-    context = {"providers": selectors.provider_index(), "stale_after_days": selectors.stale_days()}
+    context = {
+        "providers": selectors.provider_index(),
+        "stale_after_days": selectors.stale_days(),
+        "shelf": selectors.shelf_lives(),
+    }
     return render(request, "web/provider_list.html", context)
 
 
@@ -870,5 +895,6 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "runs": selectors.provider_scrape_runs(provider=provider),
         "instance_count": selectors.provider_instance_count(provider=provider),
         "stale_after_days": selectors.stale_days(),
+        "shelf": selectors.shelf_lives(),
     }
     return render(request, "web/provider_detail.html", context)

@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 from api.renderers import CSV_RENDERERS
 from catalog.models import GPU
 from catalog.suggest import close_names
+from ops.limits import MAX_INT_DIGITS
 
 from .. import selectors
 from ..estimator import WorkloadError, estimate
@@ -160,9 +161,14 @@ def _query_value(raw: str) -> Any:
         return lowered == "true"
     for cast in (int, float):
         try:
-            return cast(raw)
+            value = cast(raw)
         except ValueError:
-            pass
+            continue
+        # An integer past float range reads as a float (infinity), as a JSON body's does
+        # (ops.limits.BoundedJSONParser): a 400 naming the field, never an OverflowError.
+        return (
+            float(raw) if cast is int and len(raw.strip().lstrip("+-")) > MAX_INT_DIGITS else value
+        )
     return raw
 
 

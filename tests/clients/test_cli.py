@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -704,3 +705,51 @@ def test_is_one_python_39_file_of_standard_library_only():
     assert imported <= set(sys.stdlib_module_names) | {"__future__"}
     assert source.splitlines()[0] == "#!/usr/bin/env python3"
     assert "from __future__ import annotations" in source  # X | None stays unevaluated on 3.9
+
+
+def test_advice_names_the_clients_flags_not_the_apis_fields(run, scripted):
+    url, handler = scripted
+    answer = {
+        **STALE_ONLY,
+        "rejected": {**STALE_ONLY["rejected"], "over_max_total_usd": {"count": 3}},
+        "advice": [
+            "2 offer(s) were left out because their prices are older than the staleness limit; "
+            "set include_stale=true to see them flagged.",
+            "Train on fewer tokens or raise max_total_usd / max_hours: some plans fit memory "
+            "but not the budget.",
+            "Allow multi-node (allow_multi_node=true) to shard over more GPUs.",
+            "Plans were capped at 128 GPUs; set max_gpus to weigh larger clusters.",
+            "deciding the fit on the estimate (fit_on=point) accepts them",
+        ],
+    }
+    handler.script.append((200, {}, json.dumps(answer).encode()))
+    result = run("recommend", "--url", url, "--model", "llama-3-8b")
+    assert result.code == 3
+    for text in (result.out, result.err):
+        assert "pass --include-stale to see them flagged" in text
+        assert "raise --max-total-usd / --max-hours" in text
+        assert "(no --no-multi-node)" in text and "pass --max-gpus to weigh" in text
+        assert "(--fit-on point)" in text
+        for name in ("include_stale", "max_total_usd", "max_hours", "allow_multi_node", "fit_on"):
+            assert f" {name}" not in text and f"({name}" not in text
+    # Every flag the advice names is one the client takes.
+    flags = set(re.findall(r"--[a-z][a-z-]+", result.out + result.err))
+    source = Path(gpuatlas.__file__).read_text(encoding="utf-8")
+    assert flags and all(f'"{flag}"' in source for flag in flags), flags
+
+
+def test_compare_why_not_names_the_clients_flag(run, scripted):
+    url, handler = scripted
+    why = (
+        "stale_price: gcp/a3-highgpu-1g in europe-north1 (spot), observed 2026-10-29, past the "
+        "7-day shelf life of spot prices; include_stale=true weighs it (flagged stale)"
+    )
+    answer = {
+        "estimate": {},
+        "rows": [{"target": "gcp/a3-highgpu-1g", "fits": False, "why_not": why}],
+        "catalog_as_of": "2026-11-30T00:00:00Z",
+    }
+    handler.script.append((200, {}, json.dumps(answer).encode()))
+    result = run("compare", "--url", url, "--model", "llama-3-8b", "--target", "gcp/a3-highgpu-1g")
+    assert "stale_price: gcp/a3-highgpu-1g" in result.out
+    assert gpuatlas.cli_advice(why).endswith("--include-stale weighs it (flagged stale)")

@@ -135,3 +135,40 @@ def test_the_price_list_flags_by_shelf_life(api_client, aged):
     assert stale == {"old-market": True, "old-spot": True, "new-spot": False, "old-list": True}
     fresh = api_client.get("/api/prices/", {"gpu": "age-test-gpu", "stale": "false"}).json()
     assert [row["instance_type"] for row in fresh["results"]] == ["new-spot"]
+
+
+def _compare(api_client, provider, name, lang=None):
+    body = {
+        "workload": WORKLOAD,
+        "targets": [{"provider": provider, "instance_type": name}],
+        "constraints": {"pricing": ["on_demand", "spot"]},
+    }
+    path = "/api/compare" + (f"?lang={lang}" if lang else "")
+    response = api_client.post(path, body, format="json")
+    assert response.status_code == 200, response.content
+    (row,) = response.json()["rows"]
+    return row
+
+
+@pytest.mark.parametrize(
+    ("name", "provider", "kind", "days"),
+    [("old-spot", "age-cloud", "spot", 7), ("old-market", "age-market", "marketplace", 7)],
+)
+def test_compare_stale_verdict_says_when_the_shelf_life_and_include_stale(
+    api_client, aged, settings, name, provider, kind, days
+):
+    settings.PRICE_SHELF_LIFE_DAYS = {"spot": 7, "marketplace": 5, "reserved_1y": 365}
+    days = settings.PRICE_SHELF_LIFE_DAYS[kind]
+    row = _compare(api_client, provider, name)
+    assert row["fits"] is False
+    observed = aged[name].observed_at.date().isoformat()
+    # The code stays first: clients that split on "stale_price:" still read it.
+    assert row["why_not"].split(":", 1)[0] == "stale_price"
+    assert f"observed {observed}" in row["why_not"]
+    assert f"{days}-day shelf life of {kind} prices" in row["why_not"]
+    assert "include_stale=true" in row["why_not"]
+    example = row["why_not_message"]["params"]["example"]
+    assert example["params"]["observed_on"] == observed
+    assert example["params"]["shelf_life_days"] == days
+    chinese = _compare(api_client, provider, name, lang="zh-hans")["why_not"]
+    assert observed in chinese and f"{days} 天" in chinese and "include_stale=true" in chinese
