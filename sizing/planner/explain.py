@@ -421,17 +421,44 @@ def _advice(
     return advice
 
 
+# Rejections that say memory was what stood in the way.
+_MEMORY_REJECTIONS = (
+    R.DOES_NOT_FIT_MEMORY,
+    R.DOES_NOT_FIT_MEMORY_HIGH,
+    R.NEEDS_MULTI_NODE,
+    R.NO_INTER_NODE_FABRIC,
+    R.OVER_MAX_GPUS,
+)
+
+
 def _what_would_fit(
-    workload: Workload, cards: dict[int, GPUSpec], plans: list[Plan], fit_on: str = "high"
+    workload: Workload,
+    cards: dict[int, GPUSpec],
+    plans: list[Plan],
+    fit_on: str = "high",
+    rejected: Rejections | None = None,
 ) -> list[Message]:
     """Cheaper shapes of the same job, checked with the estimator: full checkpointing on one
-    80 GB GPU, QLoRA on one 24 GB card (fine-tuning only). Said only when the best plan needs
-    more than that; fits are decided as the plans' are (``fit_on``)."""
-    if workload.task == "inference" or (plans and plans[0].gpu_count <= 1):
+    80 GB GPU, QLoRA on one 24 GB card (fine-tuning only), on cards the constraints allow
+    (``cards``). Said only when memory is what costs: the best plan needs more than one GPU, or
+    nothing was ranked and some offer was turned down for memory (not for a stale price or a
+    budget alone); fits are decided as the plans' are (``fit_on``)."""
+    if workload.task == "inference":
+        return []
+    if plans:
+        if plans[0].gpu_count <= 1:
+            return []
+    elif rejected is not None and not any(rejected.count(r) for r in _MEMORY_REJECTIONS):
         return []
     hints = []
+
+    def fits_one(w: Workload, card: GPUSpec) -> bool:
+        est = estimate(w, gpu=card, gpu_count=1, explain=False)
+        factor = fit_factor(w, fit_on, gpu_count=1)
+        return est.memory_per_gpu_gib * factor <= card.memory_gib * (1 - FIT_HEADROOM)
+
     big = cards.get(80)
-    if big and workload.gradient_checkpointing != "full":
+    if big and workload.gradient_checkpointing != "full" and not fits_one(workload, big):
         est = estimate(
             replace(workload, gradient_checkpointing="full", sharding="none"),
             gpu=big,
@@ -442,7 +469,12 @@ def _what_would_fit(
         if est.memory_per_gpu_gib * factor <= big.memory_gib * (1 - FIT_HEADROOM):
             hints.append(Message(C.CHECKPOINTING_FITS_80GB, {"memory_gib": est.memory_per_gpu_gib}))
     small = cards.get(24)
-    if small and workload.task == "finetune" and workload.method in ("full", "lora", "freeze"):
+    if (
+        small
+        and workload.task == "finetune"
+        and workload.method in ("full", "lora", "freeze")
+        and not fits_one(workload, small)
+    ):
         qlora = replace(
             workload, method="qlora", sharding="none", gradient_checkpointing="full",
             lora_rank=workload.lora_rank or 16, lora_targets=workload.lora_targets or "all_linear",
@@ -458,9 +490,12 @@ def _what_would_fit(
 
 
 def _cap_advice(c: Constraints, rejected: Rejections, plans: list[Plan]) -> list[Message]:
-    """Say when the default GPU cap may have hidden larger clusters."""
+    """Say when the GPU cap may have hidden larger clusters: the default cap whenever it bit,
+    a cap the caller set when nothing under it was ranked."""
     if c.max_gpus is None and (
         rejected.count(R.OVER_MAX_GPUS) or any(p.gpu_count >= DEFAULT_MAX_GPUS for p in plans)
     ):
         return [Message(C.CAPPED_GPUS, {"max_gpus": DEFAULT_MAX_GPUS})]
+    if c.max_gpus is not None and not plans and rejected.count(R.OVER_MAX_GPUS):
+        return [Message(C.CAPPED_GPUS, {"max_gpus": c.max_gpus})]
     return []

@@ -303,8 +303,15 @@ class _Planner:
         if narrowed:
             entries = book.in_scope(entries, c)
         size = round(first.gpu.memory_gib)
-        if entries and size in (24, 80) and first.gpu_count >= 1:
-            self.cards.setdefault(size, first.gpu)  # for _what_would_fit, rejected or not
+        if (
+            entries
+            and size in (24, 80)
+            and first.gpu_count >= 1
+            and not (c.datacenter_only and not first.gpu_datacenter_use_allowed)
+            and (c.min_gpu_memory_gb is None or first.gpu.memory_gib >= c.min_gpu_memory_gb)
+        ):
+            # for _what_would_fit: a card the constraints allow, priced or not
+            self.cards.setdefault(size, first.gpu)
         if c.include_stale is not True and narrowed:
             stale = [row for row in entries if book.leaves_out(row, c)]
             if stale:
@@ -596,7 +603,9 @@ class _Planner:
         advice = _advice(
             self.workload, self.c, self.rejected, priced, term_priced, spot, self.no_fabric
         )
-        advice.extend(_what_would_fit(self.workload, self.cards, plans, self.c.fit_on))
+        advice.extend(
+            _what_would_fit(self.workload, self.cards, plans, self.c.fit_on, self.rejected)
+        )
         advice.extend(_cap_advice(self.c, self.rejected, plans))
         return PlanResult(
             plans=plans, rejected=self.rejected, advice=advice, considered=self.considered

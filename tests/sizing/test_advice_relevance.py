@@ -1,0 +1,70 @@
+"""Advice names a change that would help: no "what would fit" hint when memory was not what
+stood in the way or when the job already fits there, none on a card the constraints exclude,
+and a cap the caller set is named when it hid every plan."""
+
+from __future__ import annotations
+
+import pytest
+
+from sizing.messages import MessageCode as C
+
+pytestmark = pytest.mark.django_db
+
+LORA_8B = {"model": "llama-3-8b", "method": "lora", "tokens": 2e8}
+
+
+def advice_codes(api_client, body):
+    response = api_client.post("/api/recommend", body, format="json")
+    assert response.status_code == 200, response.content
+    answer = response.json()
+    return answer, [m["code"] for m in answer["advice_messages"]]
+
+
+def test_no_fit_hint_when_only_stale_prices_were_left_out(api_client):
+    body = {
+        "workload": {**LORA_8B, "gradient_checkpointing": "full"},
+        "constraints": {"pricing": ["spot"]},
+    }
+    answer, codes = advice_codes(api_client, body)
+    assert not answer["recommendations"]
+    assert set(answer["rejected"]) == {"stale_price"}
+    assert C.STALE_LEFT_OUT in codes
+    assert C.QLORA_FITS_24GB not in codes
+    assert C.CHECKPOINTING_FITS_80GB not in codes
+
+
+def test_no_checkpointing_hint_for_a_job_one_80gb_gpu_already_holds(api_client):
+    body = {
+        "workload": {**LORA_8B, "gradient_checkpointing": "none"},
+        "constraints": {"max_total_usd": 0, "include_stale": True},
+    }
+    answer, codes = advice_codes(api_client, body)
+    assert not answer["recommendations"]
+    assert C.OVER_BUDGET in codes
+    assert C.CHECKPOINTING_FITS_80GB not in codes
+
+
+def test_no_24gb_hint_when_the_constraints_exclude_every_24gb_card(api_client):
+    body = {
+        "workload": {"model": "llama-3-8b", "method": "full", "tokens": 2e8},
+        "constraints": {"gpus": ["rtx-4090"], "datacenter_only": True, "include_stale": True},
+    }
+    answer, codes = advice_codes(api_client, body)
+    assert not answer["recommendations"]
+    assert C.QLORA_FITS_24GB not in codes
+
+
+def test_a_cap_the_caller_set_is_named_when_it_hid_every_plan(api_client):
+    body = {
+        "workload": {
+            "model": "llama-3-70b",
+            "method": "full",
+            "gradient_checkpointing": "full",
+            "tokens": 1e9,
+        },
+        "constraints": {"max_gpus": 8, "include_stale": True, "allow_multi_node": True},
+    }
+    answer, codes = advice_codes(api_client, body)
+    assert not answer["recommendations"]
+    capped = [m for m in answer["advice_messages"] if m["code"] == C.CAPPED_GPUS]
+    assert capped and capped[0]["params"]["max_gpus"] == 8
