@@ -164,6 +164,7 @@ class MessageCode(StrEnum):
     NOTE_SHARDING_CHOSEN = "note_sharding_chosen"
     NOTE_SHARDING_ONE_RANK = "note_sharding_one_rank"
     NOTE_SERVING_REPLICAS = "note_serving_replicas"
+    RUN_OVER_A_YEAR = "run_over_a_year"
     NOTE_TRAINING_FLOPS = "note_training_flops"
     NOTE_TRAINING_FLOPS_RECOMPUTE = "note_training_flops_recompute"
     NOTE_FITS = "note_fits"
@@ -587,6 +588,10 @@ TEMPLATES: dict[str, dict[str, str]] = {
     MessageCode.NOTE_SHARDING_CHOSEN: {
         "en": "sharding: {sharding} chosen, the least-sharded strategy that fits {gpu_count} x {gpu}",
         "zh-hans": "分片：选用 {sharding}，即能放进 {gpu_count} x {gpu} 的分片最少的策略",
+    },
+    MessageCode.RUN_OVER_A_YEAR: {
+        "en": "RUN OVER A YEAR: this plan runs {years:,.1f} years; check the tokens asked for, or allow more GPUs (max_gpus, allow_multi_node).",
+        "zh-hans": "运行超过一年：此方案需运行 {years:,.1f} 年；请检查所填的 token 数，或允许更多 GPU（max_gpus、allow_multi_node）。",
     },
     MessageCode.NOTE_SERVING_REPLICAS: {
         "en": "serving: {gpu_count} GPUs as {replicas} replicas of tensor parallel {tp} (the largest degree the model's attention and KV heads split into that divides the GPU count), {sequences} sequences each",

@@ -158,6 +158,8 @@ def _make_plan(
         _inter_node_messages(offer, nodes, reasons, warnings)
         if est.inter_node_untimed:
             warnings.append(Message(C.INTER_NODE_UNTIMED, {"nodes": nodes}))
+    if hours is not None and hours > RUN_OVER_A_YEAR_HOURS:
+        warnings.append(Message(C.RUN_OVER_A_YEAR, {"years": hours / RUN_OVER_A_YEAR_HOURS}))
     if offer.region_mainland_china or (offer.provider_mainland_china and offer.country == "CN"):
         warnings.append(Message(C.MAINLAND_CHINA, {"notes": offer.compliance_notes or ""}))
     return Plan(
@@ -420,6 +422,10 @@ def _advice(
             advice.append(Message(C.WIDEN_CONSTRAINTS))
     return advice
 
+
+# A plan longer than this (a year of hours) is most likely a job asked for at the wrong size:
+# its hardware would be retired before it ends. Said, not refused: the figure is still right.
+RUN_OVER_A_YEAR_HOURS = 8760.0
 
 # Rejections that say memory was what stood in the way.
 _MEMORY_REJECTIONS = (

@@ -68,3 +68,25 @@ def test_a_cap_the_caller_set_is_named_when_it_hid_every_plan(api_client):
     assert not answer["recommendations"]
     capped = [m for m in answer["advice_messages"] if m["code"] == C.CAPPED_GPUS]
     assert capped and capped[0]["params"]["max_gpus"] == 8
+
+
+def test_a_run_of_centuries_is_warned_of(api_client):
+    body = {
+        "workload": {"model": "llama-3-70b", "method": "qlora", "tokens": 1e15},
+        "constraints": {"include_stale": True},
+        "limit": 1,
+    }
+    response = api_client.post("/api/recommend", body, format="json")
+    assert response.status_code == 200, response.content
+    plan = response.json()["recommendations"][0]
+    years = plan["est_hours"] / 8760
+    assert years > 100
+    warned = [m for m in plan["warning_messages"] if m["code"] == C.RUN_OVER_A_YEAR]
+    assert warned and warned[0]["params"]["years"] == pytest.approx(years, rel=1e-3)
+
+
+def test_a_run_of_days_is_not(api_client):
+    body = {"workload": {**LORA_8B}, "constraints": {"include_stale": True}, "limit": 3}
+    response = api_client.post("/api/recommend", body, format="json")
+    for plan in response.json()["recommendations"]:
+        assert C.RUN_OVER_A_YEAR not in [m["code"] for m in plan["warning_messages"]]
