@@ -125,7 +125,7 @@ def _make_plan(
         )
     if term_note:
         reasons.append(term_note)
-    if offer.intra_kind in ("nvswitch", "nvlink") and total_gpus > 1:
+    if offer.intra_kind in ("nvswitch", "nvlink", "infinity_fabric", "hccs") and total_gpus > 1:
         reasons.append(Message(C.GPUS_JOINED, {"interconnect": offer.intra_slug}))
     gpu = {"gpu": offer.gpu.slug}
     if workload.precision == "bf16" and offer.gpu.bf16_tflops is None:

@@ -64,7 +64,7 @@ def test_a_cap_the_caller_set_is_named_when_it_hid_every_plan(api_client):
         },
         "constraints": {"max_gpus": 8, "include_stale": True, "allow_multi_node": True},
     }
-    answer, codes = advice_codes(api_client, body)
+    answer, _ = advice_codes(api_client, body)
     assert not answer["recommendations"]
     capped = [m for m in answer["advice_messages"] if m["code"] == C.CAPPED_GPUS]
     assert capped and capped[0]["params"]["max_gpus"] == 8
@@ -90,3 +90,17 @@ def test_a_run_of_days_is_not(api_client):
     response = api_client.post("/api/recommend", body, format="json")
     for plan in response.json()["recommendations"]:
         assert C.RUN_OVER_A_YEAR not in [m["code"] for m in plan["warning_messages"]]
+
+
+def test_mi300x_plans_say_their_gpus_are_joined_by_infinity_fabric(api_client):
+    body = {
+        "workload": {"model": "llama-3-70b", "method": "lora", "tokens": 1e8},
+        "constraints": {"gpus": ["mi300x"], "include_stale": True},
+        "limit": 3,
+    }
+    response = api_client.post("/api/recommend", body, format="json")
+    plans = [p for p in response.json()["recommendations"] if p["gpu_count"] > 1]
+    assert plans
+    for plan in plans:
+        joined = [m for m in plan["reason_messages"] if m["code"] == C.GPUS_JOINED]
+        assert joined and joined[0]["params"]["interconnect"] == "infinity-fabric"
