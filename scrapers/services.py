@@ -46,6 +46,7 @@ from catalog.services import (
     price_figures_problems,
     price_history_values,
     price_normalise,
+    prices_version_move,
     rows_insert,
     rows_update,
     unmatched_gpu_name_record,
@@ -763,7 +764,7 @@ def prices_ingest(
             Price.objects.filter(pk__in=ids).update(gone_at=now)
         rows_insert(PriceHistory, history)
         QuarantinedPrice.objects.bulk_create(held, batch_size=1000)
-        Provider.objects.filter(pk=provider.pk).update(prices_version=F("prices_version") + 1)
+        prices_version_move(provider_ids=[provider.pk])
     return report
 
 
