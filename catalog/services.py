@@ -284,13 +284,22 @@ def prices_version_move(
         return
     if connection.vendor == "postgresql":
         # One statement, each id list as one array literal (an IN list of thousands of
-        # placeholders costs more to build than the statement to run).
+        # placeholders costs more to build than the statement to run), and only the parts
+        # asked for (the ingest's, a provider by id, is an index look-up).
+        where, params = [], []
+        if providers:
+            where.append("id = ANY(%s::bigint[])")
+            params.append(_array_literal(providers))
+        if instances:
+            where.append(
+                "id IN (SELECT provider_id FROM catalog_instancetype WHERE id = ANY(%s::bigint[]))"
+            )
+            params.append(_array_literal(instances))
         with connection.cursor() as cursor:
             cursor.execute(
-                "UPDATE catalog_provider SET prices_version = prices_version + 1 "
-                "WHERE id = ANY(%s::bigint[]) OR id IN "
-                "(SELECT provider_id FROM catalog_instancetype WHERE id = ANY(%s::bigint[]))",
-                [_array_literal(providers), _array_literal(instances)],
+                "UPDATE catalog_provider SET prices_version = prices_version + 1 "  # noqa: S608
+                f"WHERE {' OR '.join(where)}",
+                params,
             )
         return
     owners = set(providers)
@@ -883,18 +892,19 @@ def prices_bulk_write(
 # --- Bulk row writers (the bulk price writers and the scrapers' ingest) ----------------------
 
 
-def rows_insert(model: Any, rows: list[dict[str, Any]]) -> None:
+def rows_insert(model: Any, rows: list[dict[str, Any]], *, versions: bool = True) -> None:
     """Insert new rows given as {attname: value}: on PostgreSQL with COPY (bulk_create spends
     ~100 us a row on model instances and value preparation), elsewhere with bulk_create.
     Fields left out take their defaults; auto_now fields the time of the insert. New prices
-    move their providers' ``prices_version`` (``prices_version_move``)."""
+    move their providers' ``prices_version`` (``prices_version_move``) unless ``versions`` is
+    false: the caller moves them itself in the same transaction (the ingest, once per call)."""
     if not rows:
         return
     if connection.vendor != "postgresql":  # Price.objects.bulk_create moves the versions
         model.objects.bulk_create([model(**row) for row in rows], batch_size=1000)
         return
     _rows_copy(model, rows)
-    if model is Price:
+    if model is Price and versions:
         prices_version_move(instance_type_ids={row["instance_type_id"] for row in rows})
 
 
@@ -989,6 +999,7 @@ def rows_update(
     fields: list[str],
     *,
     constants: dict[str, Any] | None = None,
+    versions: bool = True,
 ) -> None:
     """Write per-row values of ``fields`` (rows given as {"id": ..., field: value}) and the same
     ``constants`` ({attname: value}) to every row: on PostgreSQL one ``UPDATE ... FROM
@@ -996,7 +1007,8 @@ def rows_update(
     grows with the square of the batch; a VALUES list costs psycopg seconds to assemble; a
     temporary table filled by COPY costs its CREATE and DROP, ~2 ms of catalog writes, on every
     call, more than the update of a provider's few changed prices), elsewhere bulk_update.
-    Prices written move their providers' ``prices_version`` (``prices_version_move``)."""
+    Prices written move their providers' ``prices_version`` (``prices_version_move``) unless
+    ``versions`` is false (as for ``rows_insert``)."""
     if not rows:
         return
     constants = constants or {}
@@ -1029,7 +1041,7 @@ def rows_update(
         f"UPDATE {quote(meta.db_table)} AS p SET {assignments} "  # noqa: S608
         f"FROM unnest({arrays}) AS v({aliases}) WHERE p.id = v.id"
     )
-    if model is Price:
+    if model is Price and versions:
         # The owners' prices_version moves in the same statement (prices_version_move), from
         # the rows written: no second look-up of the prices by id.
         sql = (

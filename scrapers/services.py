@@ -748,12 +748,14 @@ def prices_ingest(
             "observed_at": observed_at, "source": choices.PriceSource.SCRAPER,
             "scrape_run_id": run.pk, "missed_runs": 0, "gone_at": None, "updated_at": now,
         }  # fmt: skip
-        rows_insert(Price, creates)
+        # The provider's prices_version moves once, below, for every write of this call.
+        rows_insert(Price, creates, versions=False)
         rows_update(
             Price,
             rewrites,
             ["amount", "currency", "unit", "usd_per_hour", "usd_per_gpu_hour", "extra"],
             constants=seen_again,
+            versions=False,
         )
         _seen_again_write(touched, seen_again)
         for ids in _batches(missed):
