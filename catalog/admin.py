@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.contrib import admin, messages
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -176,39 +175,14 @@ class PriceAdmin(admin.ModelAdmin):
     def has_add_permission(self, request):
         return False  # prices arrive from scrapers, fixtures or a price sheet (with history)
 
-    # Every write moves the providers' prices_version (services.prices_version_move): the
-    # planner's caches notice price writes by it.
-    def save_model(self, request, obj, form, change):
-        with transaction.atomic():
-            super().save_model(request, obj, form, change)
-            services.prices_version_move(instance_type_ids=[obj.instance_type_id])
-
-    def delete_model(self, request, obj):
-        with transaction.atomic():
-            super().delete_model(request, obj)
-            services.prices_version_move(instance_type_ids=[obj.instance_type_id])
-
-    def delete_queryset(self, request, queryset):
-        with transaction.atomic():
-            instance_ids = list(queryset.values_list("instance_type_id", flat=True).distinct())
-            super().delete_queryset(request, queryset)
-            services.prices_version_move(instance_type_ids=instance_ids)
-
-    def _set_locked(self, queryset, locked: bool) -> int:
-        with transaction.atomic():
-            instance_ids = list(queryset.values_list("instance_type_id", flat=True).distinct())
-            updated = queryset.update(locked=locked)
-            services.prices_version_move(instance_type_ids=instance_ids)
-        return updated
-
     @admin.action(description="Lock: scrapers will not overwrite")
     def lock_prices(self, request, queryset):
-        updated = self._set_locked(queryset, True)
+        updated = queryset.update(locked=True)
         self.message_user(request, f"Locked {updated} price(s).")
 
     @admin.action(description="Unlock: scrapers may update")
     def unlock_prices(self, request, queryset):
-        updated = self._set_locked(queryset, False)
+        updated = queryset.update(locked=False)
         self.message_user(request, f"Unlocked {updated} price(s).")
 
     def get_urls(self):

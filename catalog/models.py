@@ -305,8 +305,8 @@ class ScrapeRun(models.Model):
 class PriceWriteQuerySet(PriceQuerySet):
     """Prices whose bulk writes (``update``, ``delete``, ``bulk_create``; ``bulk_update`` goes
     through ``update``) move their providers' ``prices_version`` in the same transaction, so
-    that the planner's caches notice them (catalog.services.prices_version_move, which the raw
-    writers and single-row saves call themselves)."""
+    that the planner's caches notice them (as ``Price.save`` and ``Price.delete`` do; the raw
+    writers call catalog.services.prices_version_move)."""
 
     def _owners(self) -> list[int]:
         return list(self.order_by().values_list("instance_type__provider_id", flat=True).distinct())
@@ -344,11 +344,16 @@ class PriceWriteQuerySet(PriceQuerySet):
         return made
 
 
-def _prices_version_move(provider_ids: list[int]) -> None:
-    if provider_ids:
-        Provider.objects.filter(pk__in=set(provider_ids)).update(
-            prices_version=models.F("prices_version") + 1
+def _prices_version_move(provider_ids: list[int], instance_type_ids: Any = ()) -> None:
+    """Move by one the prices_version of the providers named and of those owning the instance
+    types named."""
+    owners = Q(pk__in=set(provider_ids))
+    if instance_type_ids:
+        owners |= Q(
+            pk__in=InstanceType.objects.filter(pk__in=set(instance_type_ids)).values("provider_id")
         )
+    if provider_ids or instance_type_ids:
+        Provider.objects.filter(owners).update(prices_version=models.F("prices_version") + 1)
 
 
 class Price(models.Model):
@@ -434,6 +439,25 @@ class Price(models.Model):
 
     def __str__(self) -> str:
         return f"{self.instance_type} {self.region.code} {self.pricing_model} {self.amount} {self.currency}/{self.unit}"
+
+    # A saved or deleted price moves its provider's prices_version (the planner's fingerprint of
+    # the provider's prices) in the same transaction, whoever saves it: the sheet import and
+    # quarantine approval (catalog.services.price_upsert), the admin, tools and tests.
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        with transaction.atomic(using=kwargs.get("using"), savepoint=False):
+            stored = []
+            if not self._state.adding and self.pk is not None:  # a move to another instance type
+                stored = list(
+                    Price.objects.filter(pk=self.pk).values_list("instance_type_id", flat=True)
+                )
+            super().save(*args, **kwargs)
+            _prices_version_move([], {self.instance_type_id, *stored})
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        with transaction.atomic(using=kwargs.get("using"), savepoint=False):
+            deleted = super().delete(*args, **kwargs)
+            _prices_version_move([], {self.instance_type_id})
+        return deleted
 
 
 class PriceHistory(models.Model):

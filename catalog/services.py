@@ -257,13 +257,11 @@ def price_upsert(
             **incoming.create_values(),
         )  # fmt: skip
         _history_append(price, choices.PriceEvent.APPEARED, previous_amount=None)
-        prices_version_move(provider_ids=[instance_type.provider_id])
         return UpsertResult(price, choices.PriceEvent.APPEARED)
     change = price_change_apply(existing, incoming)
     if change.skipped_reason or not change.moved:
         return UpsertResult(existing, None, change.skipped_reason)
     existing.save()
-    prices_version_move(provider_ids=[instance_type.provider_id])
     if change.event:
         _history_append(existing, change.event, previous_amount=change.previous_amount)
     return UpsertResult(existing, change.event)
@@ -273,11 +271,12 @@ def prices_version_move(
     *, provider_ids: Iterable[int] = (), instance_type_ids: Iterable[int] = ()
 ) -> None:
     """Move by one the ``prices_version`` of the providers named and of those owning the
-    instance types named, in the caller's transaction. Every writer of prices calls it
-    (``rows_insert`` and ``rows_update`` do for the bulk writers, ``Price.objects``' bulk
-    writes on their own): the planner's offer book (sizing.selectors._fingerprints) notices a
-    price write by it alone, with no read of the prices. A plain UPDATE: the providers'
-    ``updated_at`` (part of the shared tables' fingerprint) stays."""
+    instance types named, in the caller's transaction: the planner's offer book
+    (sizing.selectors._fingerprints) notices a price write by it alone, with no read of the
+    prices. The raw writers call it (``rows_insert`` and ``rows_update`` for the bulk writers,
+    the ingest once per call); ``Price.save``/``delete`` and ``Price.objects``' bulk writes move
+    the versions themselves. A plain UPDATE: the providers' ``updated_at`` (part of the shared
+    tables' fingerprint) stays."""
     providers = sorted({int(i) for i in provider_ids})
     instances = sorted({int(i) for i in instance_type_ids})
     if not (providers or instances):
