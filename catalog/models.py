@@ -6,7 +6,9 @@ instance types) is PROTECTed so a price or its history can never lose what it re
 
 from __future__ import annotations
 
-from django.db import models
+from typing import Any
+
+from django.db import models, transaction
 from django.db.models import Q
 
 from . import choices
@@ -300,8 +302,65 @@ class ScrapeRun(models.Model):
         return f"{self.provider.slug} {self.started_at:%Y-%m-%d %H:%M} {self.status}"
 
 
+class PriceWriteQuerySet(PriceQuerySet):
+    """Prices whose bulk writes (``update``, ``delete``, ``bulk_create``; ``bulk_update`` goes
+    through ``update``) move their providers' ``prices_version`` in the same transaction, so
+    that the planner's caches notice them (as ``Price.save`` and ``Price.delete`` do; the raw
+    writers call catalog.services.prices_version_move)."""
+
+    def _owners(self) -> list[int]:
+        return list(self.order_by().values_list("instance_type__provider_id", flat=True).distinct())
+
+    def update(self, **kwargs: Any) -> int:
+        with transaction.atomic(using=self.db, savepoint=False):
+            owners = self._owners()
+            rows = super().update(**kwargs)
+            moved = kwargs.get("instance_type", kwargs.get("instance_type_id"))
+            if moved is not None:  # prices moved to another instance type: its owner too
+                owners.append(InstanceType.objects.get(pk=getattr(moved, "pk", moved)).provider_id)
+            _prices_version_move(owners if rows else [])
+        return rows
+
+    update.alters_data = True
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        with transaction.atomic(using=self.db, savepoint=False):
+            owners = self._owners()
+            deleted = super().delete()
+            _prices_version_move(owners if deleted[0] else [])
+        return deleted
+
+    delete.alters_data = True
+    delete.queryset_only = True
+
+    def bulk_create(self, objs: Any, *args: Any, **kwargs: Any) -> list[Price]:
+        with transaction.atomic(using=self.db, savepoint=False):
+            made = super().bulk_create(objs, *args, **kwargs)
+            instance_ids = {obj.instance_type_id for obj in made}
+            owners = InstanceType.objects.filter(pk__in=instance_ids).values_list(
+                "provider_id", flat=True
+            )
+            _prices_version_move(list(owners.distinct()) if instance_ids else [])
+        return made
+
+
+def _prices_version_move(provider_ids: list[int], instance_type_ids: Any = ()) -> None:
+    """Move by one the prices_version of the providers named and of those owning the instance
+    types named."""
+    owners = Q(pk__in=set(provider_ids))
+    if instance_type_ids:
+        owners |= Q(
+            pk__in=InstanceType.objects.filter(pk__in=set(instance_type_ids)).values("provider_id")
+        )
+    if provider_ids or instance_type_ids:
+        Provider.objects.filter(owners).update(prices_version=models.F("prices_version") + 1)
+
+
 class Price(models.Model):
-    """The current price of one instance type in one region under one pricing model."""
+    """The current price of one instance type in one region under one pricing model.
+
+    Every write of a price moves its provider's ``prices_version`` in the writer's transaction
+    (catalog.services.prices_version_move; ``Price.objects``' bulk writes do it themselves)."""
 
     # Indexes: every refresh rewrites each price it sees again. A price whose figures moved gets
     # a new entry in every index, so the table keeps only those a query needs (migration 0005);
@@ -353,7 +412,7 @@ class Price(models.Model):
     )
     updated_at = models.DateTimeField(auto_now=True)
 
-    objects = PriceQuerySet.as_manager()
+    objects = PriceWriteQuerySet.as_manager()
 
     class Meta:
         ordering = ["usd_per_gpu_hour"]
@@ -368,14 +427,37 @@ class Price(models.Model):
             ),
         ]
         indexes = [
+            # The price API's and CSV's page of one pricing model by price (a LIMIT read off
+            # the index): at 256,000 prices 97 ms a page with it, 907 ms without (RESULTS.md,
+            # "history keys Django's only"). It is why a changed price's rewrite is not HOT.
             models.Index(fields=["pricing_model", "usd_per_gpu_hour"]),
-            # MAX(updated_at) is the price part of the planner's catalog fingerprint (with the
-            # providers' prices_version, which every ingest moves).
+            # MAX(updated_at) is read by the answer cache's fingerprint (sizing.selectors.
+            # catalog_version, every second per worker): without the index a scan (+80 ms at
+            # 256,000 prices). The offer book's fingerprint no longer needs it.
             models.Index(fields=["updated_at"]),
         ]
 
     def __str__(self) -> str:
         return f"{self.instance_type} {self.region.code} {self.pricing_model} {self.amount} {self.currency}/{self.unit}"
+
+    # A saved or deleted price moves its provider's prices_version (the planner's fingerprint of
+    # the provider's prices) in the same transaction, whoever saves it: the sheet import and
+    # quarantine approval (catalog.services.price_upsert), the admin, tools and tests.
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        with transaction.atomic(using=kwargs.get("using"), savepoint=False):
+            stored = []
+            if not self._state.adding and self.pk is not None:  # a move to another instance type
+                stored = list(
+                    Price.objects.filter(pk=self.pk).values_list("instance_type_id", flat=True)
+                )
+            super().save(*args, **kwargs)
+            _prices_version_move([], {self.instance_type_id, *stored})
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        with transaction.atomic(using=kwargs.get("using"), savepoint=False):
+            deleted = super().delete(*args, **kwargs)
+            _prices_version_move([], {self.instance_type_id})
+        return deleted
 
 
 class PriceHistory(models.Model):
@@ -385,10 +467,21 @@ class PriceHistory(models.Model):
     # lookup by instance type, so the foreign key has none of its own; nothing reads history by
     # run (deleting a run in the admin scans it). Each index is an entry per history row, and a
     # refresh writes one per price that appears or changes (migration 0007).
+    # Foreign keys: Django's only (db_constraint=False, migration 0009). A database key checks
+    # every history row against its instance type, region and run at commit, ~7.7 us each, a
+    # third of what a new price costs PostgreSQL; the rows are written only by the price
+    # writers, which take the ids from stored rows, and on_delete (PROTECT, SET_NULL) is
+    # Django's own either way, applied to deletes through the ORM and the admin.
     instance_type = models.ForeignKey(
-        InstanceType, on_delete=models.PROTECT, related_name="price_history", db_index=False
+        InstanceType,
+        on_delete=models.PROTECT,
+        related_name="price_history",
+        db_index=False,
+        db_constraint=False,
     )
-    region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="price_history")
+    region = models.ForeignKey(
+        Region, on_delete=models.PROTECT, related_name="price_history", db_constraint=False
+    )
     pricing_model = models.CharField(max_length=16, choices=choices.PricingModel.choices)
     event = models.CharField(max_length=16, choices=choices.PriceEvent.choices)
     amount = models.DecimalField(max_digits=16, decimal_places=6, null=True, blank=True)
@@ -407,6 +500,7 @@ class PriceHistory(models.Model):
         blank=True,
         related_name="history",
         db_index=False,
+        db_constraint=False,
     )
 
     class Meta:

@@ -3,7 +3,9 @@
 Every price writer goes through the price section below: ``price_upsert`` (one price: the sheet
 import, quarantine approval), ``prices_bulk_write`` (the fixture loader, devtools' scale generator)
 and the scrapers' bulk ingest, which checks with ``price_figures_problems``, decides history with
-``price_figures_changed`` and builds history rows with ``price_history_values``.
+``price_figures_changed`` and builds history rows with ``price_history_values``. Every write of
+a price moves its provider's ``prices_version`` in the same transaction (``prices_version_move``),
+which is how the planner's caches notice it.
 """
 
 from __future__ import annotations
@@ -263,6 +265,52 @@ def price_upsert(
     if change.event:
         _history_append(existing, change.event, previous_amount=change.previous_amount)
     return UpsertResult(existing, change.event)
+
+
+def prices_version_move(
+    *, provider_ids: Iterable[int] = (), instance_type_ids: Iterable[int] = ()
+) -> None:
+    """Move by one the ``prices_version`` of the providers named and of those owning the
+    instance types named, in the caller's transaction: the planner's offer book
+    (sizing.selectors._fingerprints) notices a price write by it alone, with no read of the
+    prices. The raw writers call it (``rows_insert`` and ``rows_update`` for the bulk writers,
+    the ingest once per call); ``Price.save``/``delete`` and ``Price.objects``' bulk writes move
+    the versions themselves. A plain UPDATE: the providers' ``updated_at`` (part of the shared
+    tables' fingerprint) stays."""
+    providers = sorted({int(i) for i in provider_ids})
+    instances = sorted({int(i) for i in instance_type_ids})
+    if not (providers or instances):
+        return
+    if connection.vendor == "postgresql":
+        # One statement, each id list as one array literal (an IN list of thousands of
+        # placeholders costs more to build than the statement to run), and only the parts
+        # asked for (the ingest's, a provider by id, is an index look-up).
+        where, params = [], []
+        if providers:
+            where.append("id = ANY(%s::bigint[])")
+            params.append(_array_literal(providers))
+        if instances:
+            where.append(
+                "id IN (SELECT provider_id FROM catalog_instancetype WHERE id = ANY(%s::bigint[]))"
+            )
+            params.append(_array_literal(instances))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE catalog_provider SET prices_version = prices_version + 1 "  # noqa: S608
+                f"WHERE {' OR '.join(where)}",
+                params,
+            )
+        return
+    owners = set(providers)
+    for start in range(0, len(instances), 500):  # SQLite's bound-parameter limit
+        owners.update(
+            InstanceType.objects.filter(pk__in=instances[start : start + 500]).values_list(
+                "provider_id", flat=True
+            )
+        )
+    Provider.objects.filter(pk__in=sorted(owners)).update(
+        prices_version=models.F("prices_version") + 1
+    )
 
 
 @dataclass(frozen=True)
@@ -843,40 +891,105 @@ def prices_bulk_write(
 # --- Bulk row writers (the bulk price writers and the scrapers' ingest) ----------------------
 
 
-def rows_insert(model: Any, rows: list[dict[str, Any]]) -> None:
+def rows_insert(model: Any, rows: list[dict[str, Any]], *, versions: bool = True) -> None:
     """Insert new rows given as {attname: value}: on PostgreSQL with COPY (bulk_create spends
     ~100 us a row on model instances and value preparation), elsewhere with bulk_create.
-    Fields left out take their defaults; auto_now fields the time of the insert."""
+    Fields left out take their defaults; auto_now fields the time of the insert. New prices
+    move their providers' ``prices_version`` (``prices_version_move``) unless ``versions`` is
+    false: the caller moves them itself in the same transaction (the ingest, once per call)."""
     if not rows:
         return
-    if connection.vendor != "postgresql":
+    if connection.vendor != "postgresql":  # Price.objects.bulk_create moves the versions
         model.objects.bulk_create([model(**row) for row in rows], batch_size=1000)
         return
-    from psycopg.types.json import Jsonb
+    _rows_copy(model, rows)
+    if model is Price and versions:
+        prices_version_move(instance_type_ids={row["instance_type_id"] for row in rows})
 
+
+# Rows per chunk of COPY text handed to psycopg.
+_COPY_CHUNK = 2000
+
+
+def _rows_copy(model: Any, rows: list[dict[str, Any]]) -> None:
+    """COPY ``rows`` in PostgreSQL's text format, each line joined here from one converter per
+    column chosen by the column's type (``_copy_converter``): psycopg's ``write_row`` picks a
+    dumper per value and costs ~7 us a price-shaped row."""
     now = timezone.now()
     fields = [f for f in model._meta.concrete_fields if not f.primary_key]
-    fixed = {}
+    columns = []
     for f in fields:
         if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False):
-            fixed[f.attname] = now
+            default = now
         else:
-            fixed[f.attname] = f.get_default()  # "" for text fields without a default
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-    # The column list and its defaults once; per row only a look-up per column, and a JSON
-    # wrapper only where the model has a JSON field (the rows come by the hundred thousand).
-    pairs = [(f.attname, fixed[f.attname]) for f in fields]
-    json_positions = [i for i, f in enumerate(fields) if f.get_internal_type() == "JSONField"]
-    sql = f"COPY {connection.ops.quote_name(model._meta.db_table)} ({columns}) FROM STDIN"
+            default = f.get_default()  # "" for text fields without a default
+        columns.append((f.attname, default, _copy_converter(f)))
+    names = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    sql = f"COPY {connection.ops.quote_name(model._meta.db_table)} ({names}) FROM STDIN"
     connection.ensure_connection()
     with connection.connection.cursor() as cursor, cursor.copy(sql) as copy:
-        write = copy.write_row
-        for row in rows:
-            get = row.get
-            values = [get(name, default) for name, default in pairs]
-            for i in json_positions:
-                values[i] = Jsonb(values[i])
-            write(values)
+        for start in range(0, len(rows), _COPY_CHUNK):
+            lines = [
+                "\t".join([convert(get(name, default)) for name, default, convert in columns])
+                for get in [row.get for row in rows[start : start + _COPY_CHUNK]]
+            ]
+            lines.append("")
+            copy.write("\n".join(lines))
+
+
+# COPY text format: NULL is \N; a backslash, tab, newline or carriage return in a value is
+# written as its backslash escape (every other character stands for itself).
+_COPY_NULL = "\\N"
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+_COPY_BOOLEANS = {True: "t", False: "f", None: _COPY_NULL}
+
+
+def _copy_text(value: Any) -> str:
+    if value is None:
+        return _COPY_NULL
+    try:
+        if "\\" in value or "\t" in value or "\n" in value or "\r" in value:
+            return value.translate(_COPY_ESCAPES)
+    except TypeError:  # not text (a number in a text column): its text
+        return _copy_text(str(value))
+    return value  # a choices member joins as its value
+
+
+def _copy_number(value: Any) -> str:
+    return _COPY_NULL if value is None else str(value)
+
+
+def _copy_converter(field: models.Field) -> Any:
+    """The function that writes a value of ``field`` as COPY text (the column's type casts the
+    text, as it does psycopg's text dumpers'). Times repeat within a batch (one observed_at per
+    refresh), so a time column keeps the texts it made."""
+    kind = field.get_internal_type()
+    if kind == "BooleanField":
+        return _COPY_BOOLEANS.__getitem__
+    if kind == "JSONField":
+        encoder = field.encoder
+
+        def document(value: Any) -> str:
+            if type(value) is dict and not value:  # the usual extra
+                return "{}"
+            return _copy_text(None if value is None else json_dumps(value, cls=encoder))
+
+        return document  # None: SQL NULL, as Django saves it
+    if kind in ("DateTimeField", "DateField"):
+        made: dict[Any, str] = {}
+
+        def instant(value: Any) -> str:
+            found = made.get(value)
+            if found is None:
+                found = made[value] = _COPY_NULL if value is None else value.isoformat()
+            return found
+
+        return instant
+    if kind in ("CharField", "TextField", "SlugField", "URLField", "EmailField"):
+        return _copy_text
+    if field.null:
+        return _copy_number
+    return str  # integers, keys, decimals
 
 
 def rows_update(
@@ -885,13 +998,16 @@ def rows_update(
     fields: list[str],
     *,
     constants: dict[str, Any] | None = None,
+    versions: bool = True,
 ) -> None:
     """Write per-row values of ``fields`` (rows given as {"id": ..., field: value}) and the same
     ``constants`` ({attname: value}) to every row: on PostgreSQL one ``UPDATE ... FROM
     unnest(...)`` whose columns are sent as one array literal each (bulk_update's CASE WHEN
     grows with the square of the batch; a VALUES list costs psycopg seconds to assemble; a
     temporary table filled by COPY costs its CREATE and DROP, ~2 ms of catalog writes, on every
-    call, more than the update of a provider's few changed prices), elsewhere bulk_update."""
+    call, more than the update of a provider's few changed prices), elsewhere bulk_update.
+    Prices written move their providers' ``prices_version`` (``prices_version_move``) unless
+    ``versions`` is false (as for ``rows_insert``)."""
     if not rows:
         return
     constants = constants or {}
@@ -900,7 +1016,7 @@ def rows_update(
             model(pk=row["id"], **{name: row[name] for name in fields}, **constants) for row in rows
         ]
         names = fields + [model._meta.get_field(a).name for a in constants if a not in fields]
-        model.objects.bulk_update(objs, names, batch_size=500)
+        model.objects.bulk_update(objs, names, batch_size=500)  # Price's moves the versions
         return
     meta = model._meta
     quote = connection.ops.quote_name
@@ -920,12 +1036,21 @@ def rows_update(
         params.append(
             _array_literal([row[c.attname] for row in rows], json=json_column, encoder=encoder)
         )
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {quote(meta.db_table)} AS p SET {assignments} "  # noqa: S608
-            f"FROM unnest({arrays}) AS v({aliases}) WHERE p.id = v.id",
-            fixed_params + params,
+    sql = (
+        f"UPDATE {quote(meta.db_table)} AS p SET {assignments} "  # noqa: S608
+        f"FROM unnest({arrays}) AS v({aliases}) WHERE p.id = v.id"
+    )
+    if model is Price and versions:
+        # The owners' prices_version moves in the same statement (prices_version_move), from
+        # the rows written: no second look-up of the prices by id.
+        sql = (
+            f"WITH written AS ({sql} RETURNING p.instance_type_id) "  # noqa: S608
+            "UPDATE catalog_provider SET prices_version = prices_version + 1 WHERE id IN "
+            "(SELECT provider_id FROM catalog_instancetype WHERE id IN "
+            "(SELECT instance_type_id FROM written))"
         )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, fixed_params + params)
 
 
 def _array_literal(

@@ -46,6 +46,7 @@ from catalog.services import (
     price_figures_problems,
     price_history_values,
     price_normalise,
+    prices_version_move,
     rows_insert,
     rows_update,
     unmatched_gpu_name_record,
@@ -747,12 +748,14 @@ def prices_ingest(
             "observed_at": observed_at, "source": choices.PriceSource.SCRAPER,
             "scrape_run_id": run.pk, "missed_runs": 0, "gone_at": None, "updated_at": now,
         }  # fmt: skip
-        rows_insert(Price, creates)
+        # The provider's prices_version moves once, below, for every write of this call.
+        rows_insert(Price, creates, versions=False)
         rows_update(
             Price,
             rewrites,
             ["amount", "currency", "unit", "usd_per_hour", "usd_per_gpu_hour", "extra"],
             constants=seen_again,
+            versions=False,
         )
         _seen_again_write(touched, seen_again)
         for ids in _batches(missed):
@@ -763,7 +766,7 @@ def prices_ingest(
             Price.objects.filter(pk__in=ids).update(gone_at=now)
         rows_insert(PriceHistory, history)
         QuarantinedPrice.objects.bulk_create(held, batch_size=1000)
-        Provider.objects.filter(pk=provider.pk).update(prices_version=F("prices_version") + 1)
+        prices_version_move(provider_ids=[provider.pk])
     return report
 
 

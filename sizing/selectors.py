@@ -9,7 +9,6 @@ import os
 import threading
 import time
 from array import array
-from collections import defaultdict
 from collections.abc import Iterator, Sequence, Sized
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -123,9 +122,10 @@ def _snapshot() -> Iterator[None]:
 
 
 def _fingerprints() -> tuple[Fingerprint, dict[int, Fingerprint]]:
-    """The shared tables' fingerprint, and each provider's (its instance types and its prices,
-    gone ones included, and its prices_version): a refresh or an edit moves updated_at or the
-    prices_version, a row added moves the count."""
+    """The shared tables' fingerprint, and each provider's: its instance types' (row count,
+    newest id and updated_at: an edit moves updated_at, a row added the count) and its
+    ``prices_version``, which every write of its prices moves in the writer's transaction
+    (catalog.services.prices_version_move), so that no read of the prices is needed."""
     shared = tuple(
         tuple(
             model.objects.order_by()
@@ -134,21 +134,18 @@ def _fingerprints() -> tuple[Fingerprint, dict[int, Fingerprint]]:
         )
         for model in (GPU, Region, Provider, Interconnect)
     )
-    providers: dict[int, Fingerprint] = defaultdict(tuple)
-    for model, field in ((InstanceType, "provider_id"), (Price, "instance_type__provider_id")):
-        rows = (
-            model.objects.order_by()
-            .values_list(field)
-            .annotate(n=Count("id"), top=Max("id"), at=Max("updated_at"))
-        )
-        for provider_id, *figures in rows:
-            providers[provider_id] += (model.__name__, *figures)
-    # A refresh that finds a price unchanged moves its observed_at but not its updated_at; every
-    # ingest moves its provider's prices_version (scrapers.services.prices_ingest).
-    for provider_id, version in Provider.objects.values_list("pk", "prices_version"):
-        if provider_id in providers:
-            providers[provider_id] += ("prices_version", version)
-    return shared, dict(providers)
+    providers: dict[int, Fingerprint] = {
+        provider_id: ("prices_version", version)
+        for provider_id, version in Provider.objects.values_list("pk", "prices_version")
+    }
+    rows = (
+        InstanceType.objects.order_by()
+        .values_list("provider_id")
+        .annotate(n=Count("id"), top=Max("id"), at=Max("updated_at"))
+    )
+    for provider_id, *figures in rows:
+        providers[provider_id] = (*providers.get(provider_id, ()), "InstanceType", *figures)
+    return shared, providers
 
 
 def _read(now: datetime, base: _Reading | None) -> tuple[_Reading, int | None]:

@@ -264,3 +264,79 @@ def test_rows_update_and_insert_write_awkward_values_as_given(slot):
         AWKWARD_TEXT[:16],
     )
     assert row.observed_at == gone and row.recorded_at is not None
+
+
+# What COPY's text format escapes (backslash, tab, newline, carriage return), its NULL and
+# end-of-data markers written as text, and characters it passes through.
+COPY_AWKWARD = [
+    "back\\slash",
+    "tab\there",
+    "new\nline",
+    "carriage\rreturn",
+    "\\N",
+    "\\.",
+    "NULL",
+    "",
+    "quote \" and ' apostrophe, {brace}",
+    "trailing backslash \\",
+    "unicode: 价格 — €",
+    "\\t not a tab",
+]
+
+
+def test_rows_insert_copies_awkward_text_json_times_and_nulls_as_given(slot):
+    """rows_insert writes COPY text lines on PostgreSQL (bulk_create elsewhere): every awkward
+    string, JSON document (the same strings inside, a bare string), time (in another time zone)
+    and NULL comes back as it went in."""
+    from zoneinfo import ZoneInfo
+
+    observed = datetime(2026, 3, 1, 9, 30, 15, 123456, tzinfo=ZoneInfo("Asia/Shanghai"))
+    extras = [{"note": t, "nested": [t, {"k": t}], "n": [1, None, 2.5]} for t in COPY_AWKWARD]
+    extras[-3:] = ["a bare \\ string\twith\ntabs", {}, []]
+    rows = []
+    for n, model in enumerate(choices.PricingModel.values):  # one price per model: the key
+        text = COPY_AWKWARD[n % len(COPY_AWKWARD)]
+        rows.append(
+            {
+                "instance_type_id": slot["instance_type"].pk,
+                "region_id": slot["region"].pk,
+                "pricing_model": model,
+                "amount": Decimal("1.5") + n,
+                "currency": "USD",
+                "unit": choices.PriceUnit.HOUR,
+                "usd_per_hour": Decimal("1.500000") + n,
+                "usd_per_gpu_hour": Decimal("0.187500"),
+                "observed_at": observed,
+                "source": choices.PriceSource.SCRAPER,
+                "source_url": "https://example.org/?q=" + text[:200],
+                "source_note": text,
+                "locked_note": text[::-1],
+                "extra": extras[n % len(extras)],
+                "locked": n % 2 == 0,
+                "gone_at": None if n % 3 else observed,
+                "missed_runs": n,
+            }
+        )
+    rows_insert(Price, rows)
+    stored = {p.pricing_model: p for p in Price.objects.filter(instance_type=slot["instance_type"])}
+    assert len(stored) == len(rows) > 3
+    for row in rows:
+        price = stored[row["pricing_model"]]
+        assert {name: getattr(price, name) for name in row} == row
+
+    history = []
+    for n, text in enumerate(COPY_AWKWARD):
+        values = price_history_values(
+            {**rows[n % len(rows)], "amount": None if n % 2 else Decimal(n)},
+            event=choices.PriceEvent.CHANGED,
+            previous_amount=None if n % 3 else Decimal("9.99"),
+            source=text[:16],
+            scrape_run_id=None,
+        )
+        history.append(values)
+    rows_insert(PriceHistory, history)
+    names = ("amount", "previous_amount", "source", "observed_at", "scrape_run_id")
+    got = PriceHistory.objects.filter(instance_type=slot["instance_type"], event="changed")
+    assert list(got.order_by("id").values(*names)) == [
+        {name: row[name] for name in names} for row in history
+    ]
