@@ -431,10 +431,8 @@ class Price(models.Model):
             # the index): at 256,000 prices 97 ms a page with it, 907 ms without (RESULTS.md,
             # "history keys Django's only"). It is why a changed price's rewrite is not HOT.
             models.Index(fields=["pricing_model", "usd_per_gpu_hour"]),
-            # MAX(updated_at) is read by the answer cache's fingerprint (sizing.selectors.
-            # catalog_version, every second per worker): without the index a scan (+80 ms at
-            # 256,000 prices). The offer book's fingerprint no longer needs it.
-            models.Index(fields=["updated_at"]),
+            # No index on updated_at: neither fingerprint reads the price table (both take the
+            # providers' prices_version), so a changed price's rewrite feeds one index fewer.
         ]
 
     def __str__(self) -> str:

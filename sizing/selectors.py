@@ -727,15 +727,16 @@ RECOMMEND_CACHE_SECONDS = 300
 
 def catalog_version() -> str:
     """A fingerprint of everything an answer is built from, in one query: for each table the
-    planner reads, its row count, newest id and newest ``updated_at``, and the sum of the
-    providers' ``prices_version``. Every write path sets ``updated_at`` (saves through
-    ``auto_now``; the ingest's bulk updates and renormalisation set it explicitly) but the
-    ingest's rewrite of a price seen again unchanged (only its observed_at and run move), and
-    every ingest moves its provider's ``prices_version`` in the same transaction, so any refresh
-    or curator edit changes the fingerprint.
+    planner reads but prices, its row count, newest id and newest ``updated_at``; for prices,
+    the sum of the providers' ``prices_version``, which every write of a price moves in the
+    writer's transaction (``catalog.services.prices_version_move``: the ingest, the bulk
+    writers, ``Price.save``/``delete`` and ``Price.objects``' own ``update``, ``delete`` and
+    ``bulk_create``; tests/catalog/test_price_versions.py). Prices deleted with their instance
+    type, region or provider move that table's count. So the price table itself is not read:
+    its aggregates cost ~70 ms at 256,000 prices, every 0.7 s per worker (bench/RESULTS.md).
     """
     parts = []
-    for model in (Price, GPU, InstanceType, Region, Provider, Interconnect):
+    for model in (GPU, InstanceType, Region, Provider, Interconnect):
         table = model._meta.db_table
         # Table names come from the models, never from input.
         parts.append(
