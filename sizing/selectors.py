@@ -768,7 +768,7 @@ _VERSION_IDLE_AFTER = 10
 
 def catalog_version_recent() -> str:
     """``catalog_version()``, read at most once per ``CATALOG_VERSION_MAX_AGE_S`` seconds per
-    process (0: every call). The fingerprint counts every price row, ~40-50 ms at 250,000 prices
+    process (0: every call). The fingerprint query costs ~35 ms at 250,000 prices
     (bench/RESULTS.md), which every recommendation, cached or not, paid; a catalog change is
     now seen up to that many seconds later, and an answer still comes from one whole version.
 
