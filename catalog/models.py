@@ -321,7 +321,7 @@ class PriceWriteQuerySet(PriceQuerySet):
             _prices_version_move(owners if rows else [])
         return rows
 
-    update.alters_data = True
+    update.alters_data = True  # type: ignore[attr-defined]
 
     def delete(self) -> tuple[int, dict[str, int]]:
         with transaction.atomic(using=self.db, savepoint=False):
@@ -330,8 +330,8 @@ class PriceWriteQuerySet(PriceQuerySet):
             _prices_version_move(owners if deleted[0] else [])
         return deleted
 
-    delete.alters_data = True
-    delete.queryset_only = True
+    delete.alters_data = True  # type: ignore[attr-defined]
+    delete.queryset_only = True  # type: ignore[attr-defined]
 
     def bulk_create(self, objs: Any, *args: Any, **kwargs: Any) -> list[Price]:
         with transaction.atomic(using=self.db, savepoint=False):

@@ -967,7 +967,7 @@ def _copy_converter(field: models.Field) -> Any:
     if kind == "BooleanField":
         return _COPY_BOOLEANS.__getitem__
     if kind == "JSONField":
-        encoder = field.encoder
+        encoder = getattr(field, "encoder", None)  # models.JSONField's; None: json's default
 
         def document(value: Any) -> str:
             if type(value) is dict and not value:  # the usual extra

@@ -32,7 +32,17 @@ from .rules import (
     _limit_failure,
     _terms_billed,
 )
-from .steps import Failure, Fits, NoFit, NoThroughput, OverMax, Step, _intra_node_class, _Profile
+from .steps import (
+    Failure,
+    Fits,
+    NoFit,
+    NoThroughput,
+    OverMax,
+    Shape,
+    Step,
+    _intra_node_class,
+    _Profile,
+)
 from .walk import _Candidate
 
 # How many instances without an inter-node fabric the advice names.
@@ -270,6 +280,8 @@ def _example_step(offer: Offer, failure: Failure, profile: _Profile) -> Step | N
     count (the smallest) whose plan fails that same limit at this offer's price; else the step
     the walk failed at."""
     step = failure.step
+    if isinstance(step, Shape):  # left unestimated by the walk: estimated to be named
+        step = profile.estimated(step)
     if failure.reason not in _FIRST_STEP_LIMITS or not isinstance(step, Fits):
         return step
     index = 0

@@ -94,7 +94,9 @@ class Failure(NamedTuple):
     """Why an offer has no plan: the reason a rejection counts, and the step it failed at."""
 
     reason: str
-    step: Step | None
+    # A Shape: a node count the walk left unestimated (fastpaths._quick_route); the planner
+    # estimates it before an example names it (search.py).
+    step: Step | Shape | None
 
 
 class _EstimateCache:
