@@ -16,7 +16,7 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 
 install: $(STAMP)
 
-# manage.py, WSGI, ASGI and Celery default to the production settings; `make run` opts in to the
+# manage.py (but for makemigrations, which reads only the models), WSGI, ASGI and Celery default to the production settings; `make run` opts in to the
 # local ones (DEBUG on, a development key) unless DJANGO_SETTINGS_MODULE is already set.
 run: export DJANGO_SETTINGS_MODULE ?= config.settings.local
 run: install

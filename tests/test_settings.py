@@ -119,3 +119,20 @@ def test_manage_py_defaults_to_production_and_local_is_opt_in():
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert local.returncode == 0, local.stderr
+
+
+def test_makemigrations_needs_no_secret_key_and_only_it_is_code_only():
+    # The models are the same under every settings module: the migration check runs on a bare
+    # checkout (local settings), while serving and data commands keep the production default.
+    checked = subprocess.run(
+        [sys.executable, "manage.py", "makemigrations", "--check", "--dry-run"],
+        cwd=ROOT, env=_bare_environment(), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert checked.returncode == 0, checked.stderr
+    assert "No changes detected" in checked.stdout
+    for command in ("migrate", "load_catalog", "runserver", "shell"):
+        refused = subprocess.run(
+            [sys.executable, "manage.py", command, "--help"],
+            cwd=ROOT, env=_bare_environment(), capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert refused.returncode != 0 and "DJANGO_SECRET_KEY must be set" in refused.stderr
