@@ -313,6 +313,8 @@ def estimate(
             sharding = "none"
     else:
         sharding = None
+    # Serving: the layout its memory (through _memory), decode speed and assumptions share.
+    tp, replicas, replica = (1, 1, w) if w.is_training else _serving_layout(w, n)
     mem = _memory(w, n, sharding or "none", explain)
     notes.extend(mem.notes)
     if (
@@ -339,7 +341,6 @@ def estimate(
             explain=explain,
         )
     elif gpu is not None:
-        tp, replicas, replica = _serving_layout(w, n)
         comp = decode_speed(replica, gpu, tp=tp, topology=topo, kv_cache_bytes_per_gpu=mem.kv_cache)
         if replicas > 1:
             comp = _replicated(comp, w, replica, replicas, n)
@@ -408,7 +409,6 @@ def estimate(
     assumptions = _assumptions(w, w.arch)
     assumptions.update({"gpu_count": n, "sharding": sharding, "headroom": headroom})
     if not w.is_training:
-        tp, replicas, _ = _serving_layout(w, n)
         assumptions["tensor_parallel"] = tp
         assumptions["replicas"] = replicas
     return Estimate(

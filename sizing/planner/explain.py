@@ -470,28 +470,25 @@ def _what_would_fit(
         return []
     hints = []
 
-    def fits_one(w: Workload, card: GPUSpec) -> bool:
+    def on_one(w: Workload, card: GPUSpec, spread_of: Workload | None = None) -> float | None:
+        """``w``'s memory per GPU on one ``card`` where it fits as plans' fits are decided (the
+        range of ``spread_of``, default ``w``); None where it does not."""
         est = estimate(w, gpu=card, gpu_count=1, explain=False)
-        factor = fit_factor(w, fit_on, gpu_count=1)
-        return est.memory_per_gpu_gib * factor <= card.memory_gib * (1 - FIT_HEADROOM)
+        factor = fit_factor(spread_of or w, fit_on, gpu_count=1)
+        fits = est.memory_per_gpu_gib * factor <= card.memory_gib * (1 - FIT_HEADROOM)
+        return est.memory_per_gpu_gib if fits else None
 
     big = cards.get(80)
-    if big and workload.gradient_checkpointing != "full" and not fits_one(workload, big):
-        est = estimate(
-            replace(workload, gradient_checkpointing="full", sharding="none"),
-            gpu=big,
-            gpu_count=1,
-            explain=False,
-        )
-        factor = fit_factor(workload, fit_on, gpu_count=1)
-        if est.memory_per_gpu_gib * factor <= big.memory_gib * (1 - FIT_HEADROOM):
-            hints.append(Message(C.CHECKPOINTING_FITS_80GB, {"memory_gib": est.memory_per_gpu_gib}))
+    if big and workload.gradient_checkpointing != "full" and on_one(workload, big) is None:
+        lighter = replace(workload, gradient_checkpointing="full", sharding="none")
+        if (memory := on_one(lighter, big, spread_of=workload)) is not None:
+            hints.append(Message(C.CHECKPOINTING_FITS_80GB, {"memory_gib": memory}))
     small = cards.get(24)
     if (
         small
         and workload.task == "finetune"
         and workload.method in ("full", "lora", "freeze")
-        and not fits_one(workload, small)
+        and on_one(workload, small) is None
     ):
         qlora = replace(
             workload, method="qlora", sharding="none", gradient_checkpointing="full",
@@ -500,10 +497,8 @@ def _what_would_fit(
             lora_dropout=workload.lora_dropout if workload.method == "lora"
             else FRAMEWORKS[workload.framework].lora_dropout,
         )  # fmt: skip
-        est = estimate(qlora, gpu=small, gpu_count=1, explain=False)
-        factor = fit_factor(qlora, fit_on, gpu_count=1)
-        if est.memory_per_gpu_gib * factor <= small.memory_gib * (1 - FIT_HEADROOM):
-            hints.append(Message(C.QLORA_FITS_24GB, {"memory_gib": est.memory_per_gpu_gib}))
+        if (memory := on_one(qlora, small)) is not None:
+            hints.append(Message(C.QLORA_FITS_24GB, {"memory_gib": memory}))
     return hints
 
 
