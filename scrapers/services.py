@@ -41,13 +41,12 @@ from catalog.models import (
 from catalog.selectors import currency_rates_latest
 from catalog.services import (
     CatalogDataError,
+    RowsWriter,
     price_figures_changed,
     price_figures_ok,
     price_figures_problems,
-    price_history_values,
     price_normalise,
     prices_version_move,
-    rows_insert,
     rows_update,
     unmatched_gpu_name_record,
 )
@@ -511,17 +510,24 @@ def prices_ingest(
         seen: set[tuple] = set()
         unmatched_names: set[str] = set()
         unknown_regions: set[str] = set()
-        creates: list[dict] = []  # new prices, as column values
+        scraper = choices.PriceSource.SCRAPER
+        # New prices and history rows, each turned into its COPY line as it comes (the
+        # provider's prices_version moves once, below, for every write of this call).
+        creates = RowsWriter(
+            Price, _CREATED_COLUMNS, {"observed_at": observed_at, "source": scraper,
+                                      "scrape_run_id": run.pk}, versions=False,
+        )  # fmt: skip
+        history = RowsWriter(
+            PriceHistory, _HISTORY_COLUMNS, {"source": scraper, "scrape_run_id": run.pk}
+        )
         rewrites: list[dict] = []  # existing prices whose figures or extra changed
         touched: list[int] = []  # existing prices seen again, figures unchanged
-        history: list[dict] = []
         held: list[QuarantinedPrice] = []
         # (amount, currency, unit, GPU count) -> (amount, currency, unit, usd_per_hour,
         # usd_per_gpu_hour) as stored (the order of _STORED_FIELDS), or the normalisation's
         # problem. Keyed by value: equal numbers normalise to the same quantised figures.
         figures_of: dict[tuple, tuple[Any, ...] | str] = {}
         covered_regions: set[int] = set()
-        scraper = choices.PriceSource.SCRAPER
         report.records_seen = len(records)
         unchanged = 0
         # Bound once: this loop runs per record, and a refresh that finds nothing moved spends
@@ -535,6 +541,8 @@ def prices_ingest(
         existing_get = existing.get
         figures_get = figures_of.get
         cover = covered_regions.add
+        create, record_history = creates.add, history.add
+        appeared, changed = choices.PriceEvent.APPEARED, choices.PriceEvent.CHANGED
 
         for record in records:
             extra = record.extra
@@ -670,24 +678,23 @@ def prices_ingest(
                     )
                 )
                 continue
+            if previous is None:
+                # Rows as values in the writers' column order, not dicts or model instances:
+                # building ~100,000 of those costs more than writing them.
+                create(
+                    instance_id, region_id, pricing_model, amount, currency, unit, usd_per_hour,
+                    usd_per_gpu_hour, extra.get("source_url", "") if extra else "", extra or {},
+                )  # fmt: skip
+                record_history(
+                    instance_id, region_id, pricing_model, appeared, amount, None, currency,
+                    unit, usd_per_hour, usd_per_gpu_hour, observed_at,
+                )  # fmt: skip
+                report.created += 1
+                continue
             values = {
                 "amount": amount, "currency": currency, "unit": unit,
                 "usd_per_hour": usd_per_hour, "usd_per_gpu_hour": usd_per_gpu_hour,
             }  # fmt: skip
-            if previous is None:
-                # Plain rows, not model instances: building ~100,000 of those costs more than
-                # writing them (see catalog.services.rows_insert).
-                row = {
-                    "instance_type_id": instance_id, "region_id": region_id,
-                    "pricing_model": pricing_model, "observed_at": observed_at,
-                    "source": scraper, "scrape_run_id": run.pk,
-                    "source_url": extra.get("source_url", ""), "extra": extra,
-                    **values,
-                }  # fmt: skip
-                creates.append(row)
-                history.append(_history_row(row, choices.PriceEvent.APPEARED, None, run))
-                report.created += 1
-                continue
             stored = dict(zip(_STORED_FIELDS, previous, strict=True))
             stored_extra = _stored_extra(previous)
             moved = previous[_AMOUNT:_GONE] != figures
@@ -696,7 +703,7 @@ def prices_ingest(
             event = (
                 choices.PriceEvent.REAPPEARED
                 if previous[_GONE] is not None
-                else (choices.PriceEvent.CHANGED if price_figures_changed(stored, values) else None)
+                else (changed if price_figures_changed(stored, values) else None)
             )
             extra = extra or stored_extra
             if moved or extra != stored_extra:
@@ -705,8 +712,10 @@ def prices_ingest(
                 touch(previous[_ID])
             if event:
                 # The row as the writes below leave it: these figures, seen now.
-                stored.update(values, observed_at=observed_at)
-                history.append(_history_row(stored, event, previous[_AMOUNT], run))
+                record_history(
+                    instance_id, region_id, pricing_model, event, amount, previous[_AMOUNT],
+                    currency, unit, usd_per_hour, usd_per_gpu_hour, observed_at,
+                )  # fmt: skip
                 report.changed += 1
             else:
                 unchanged += 1
@@ -725,21 +734,11 @@ def prices_ingest(
             missed.append(price[_ID])
             if price[_MISSED] + 1 >= gone_after:
                 gone.append(price[_ID])
-                history.append(
-                    {
-                        "instance_type_id": price[_INSTANCE],
-                        "region_id": price[_REGION],
-                        "pricing_model": price[_MODEL],
-                        "event": choices.PriceEvent.DISAPPEARED,
-                        "amount": None,
-                        "previous_amount": price[_AMOUNT],
-                        "currency": price[_CURRENCY],
-                        "unit": price[_UNIT],
-                        "observed_at": now,
-                        "source": choices.PriceSource.SCRAPER,
-                        "scrape_run_id": run.pk,
-                    }
-                )
+                record_history(
+                    price[_INSTANCE], price[_REGION], price[_MODEL],
+                    choices.PriceEvent.DISAPPEARED, None, price[_AMOUNT], price[_CURRENCY],
+                    price[_UNIT], None, None, now,
+                )  # fmt: skip
                 report.gone += 1
 
         # Writes in few statements: one UPDATE per batch for prices seen again unchanged (the
@@ -748,8 +747,7 @@ def prices_ingest(
             "observed_at": observed_at, "source": choices.PriceSource.SCRAPER,
             "scrape_run_id": run.pk, "missed_runs": 0, "gone_at": None, "updated_at": now,
         }  # fmt: skip
-        # The provider's prices_version moves once, below, for every write of this call.
-        rows_insert(Price, creates, versions=False)
+        creates.write()
         rows_update(
             Price,
             rewrites,
@@ -764,7 +762,7 @@ def prices_ingest(
             )
         for ids in _batches(gone):
             Price.objects.filter(pk__in=ids).update(gone_at=now)
-        rows_insert(PriceHistory, history)
+        history.write()
         QuarantinedPrice.objects.bulk_create(held, batch_size=1000)
         prices_version_move(provider_ids=[provider.pk])
     return report
@@ -813,12 +811,16 @@ def _batches(ids: list[int], size: int = 5000) -> Iterator[list[int]]:
         yield ids[start : start + size]
 
 
-def _history_row(price: dict, event: str, previous_amount: Decimal | None, run: ScrapeRun) -> dict:
-    """A PriceHistory row (column values) for a scraped price given as its column values."""
-    return price_history_values(
-        price, event=event, previous_amount=previous_amount,
-        source=choices.PriceSource.SCRAPER, scrape_run_id=run.pk,
-    )  # fmt: skip
+# The columns the ingest gives each new price and each history row, in this order (the writers'
+# constants give the run, the source and, for prices, observed_at).
+_CREATED_COLUMNS = (
+    "instance_type_id", "region_id", "pricing_model", "amount", "currency", "unit",
+    "usd_per_hour", "usd_per_gpu_hour", "source_url", "extra",
+)  # fmt: skip
+_HISTORY_COLUMNS = (
+    "instance_type_id", "region_id", "pricing_model", "event", "amount", "previous_amount",
+    "currency", "unit", "usd_per_hour", "usd_per_gpu_hour", "observed_at",
+)  # fmt: skip
 
 
 # --- Curator decisions on quarantined prices ---------------------------------------------
