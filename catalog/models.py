@@ -12,6 +12,7 @@ from django.db import models, transaction
 from django.db.models import Q
 
 from . import choices
+from .fields import CodeField
 from .querysets import GPUQuerySet, InstanceTypeQuerySet, PriceQuerySet, ProviderQuerySet
 
 
@@ -369,11 +370,20 @@ class Price(models.Model):
     # The natural key's unique index leads with instance_type and serves its lookups; nothing
     # filters prices by run or orders them by observed_at over an index (catalog-wide MIN/MAX/
     # stale counts scan, as they read most rows).
+    # Keys: on_delete is Django's; on PostgreSQL the database checks both keys once per
+    # statement (triggers of migration 0011), not once per row as a foreign key constraint
+    # would (~4 us a key at commit, a third of a new price's database cost).
     instance_type = models.ForeignKey(
-        InstanceType, on_delete=models.PROTECT, related_name="prices", db_index=False
+        InstanceType,
+        on_delete=models.PROTECT,
+        related_name="prices",
+        db_index=False,
+        db_constraint=False,
     )
-    region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="prices")
-    pricing_model = models.CharField(max_length=16, choices=choices.PricingModel.choices)
+    region = models.ForeignKey(
+        Region, on_delete=models.PROTECT, related_name="prices", db_constraint=False
+    )
+    pricing_model = CodeField(max_length=16, choices=choices.PricingModel.choices)
     amount = models.DecimalField(max_digits=16, decimal_places=6)
     currency = models.CharField(max_length=3)
     unit = models.CharField(max_length=8, choices=choices.PriceUnit.choices)
@@ -465,11 +475,11 @@ class PriceHistory(models.Model):
     # lookup by instance type, so the foreign key has none of its own; nothing reads history by
     # run (deleting a run in the admin scans it). Each index is an entry per history row, and a
     # refresh writes one per price that appears or changes (migration 0007).
-    # Foreign keys: Django's only (db_constraint=False, migration 0009). A database key checks
-    # every history row against its instance type, region and run at commit, ~7.7 us each, a
-    # third of what a new price costs PostgreSQL; the rows are written only by the price
-    # writers, which take the ids from stored rows, and on_delete (PROTECT, SET_NULL) is
-    # Django's own either way, applied to deletes through the ORM and the admin.
+    # Keys: on_delete (PROTECT, SET_NULL) is Django's own, applied to deletes through the ORM
+    # and the admin. A foreign key constraint checked every history row at commit (~7.7 us
+    # each, a third of what a new price cost PostgreSQL; dropped in 0009); on PostgreSQL the
+    # instance type and region keys are checked once per statement instead (triggers of
+    # migration 0011, as for Price). The run's key is Django's only.
     instance_type = models.ForeignKey(
         InstanceType,
         on_delete=models.PROTECT,
@@ -480,7 +490,7 @@ class PriceHistory(models.Model):
     region = models.ForeignKey(
         Region, on_delete=models.PROTECT, related_name="price_history", db_constraint=False
     )
-    pricing_model = models.CharField(max_length=16, choices=choices.PricingModel.choices)
+    pricing_model = CodeField(max_length=16, choices=choices.PricingModel.choices)
     event = models.CharField(max_length=16, choices=choices.PriceEvent.choices)
     amount = models.DecimalField(max_digits=16, decimal_places=6, null=True, blank=True)
     previous_amount = models.DecimalField(max_digits=16, decimal_places=6, null=True, blank=True)
@@ -580,7 +590,7 @@ class QuarantinedPrice(models.Model):
     scrape_run = models.ForeignKey(ScrapeRun, on_delete=models.CASCADE, related_name="quarantine")
     instance_type = models.ForeignKey(InstanceType, on_delete=models.PROTECT, related_name="+")
     region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="+")
-    pricing_model = models.CharField(max_length=16, choices=choices.PricingModel.choices)
+    pricing_model = CodeField(max_length=16, choices=choices.PricingModel.choices)
     amount = models.DecimalField(max_digits=16, decimal_places=6)
     currency = models.CharField(max_length=3)
     unit = models.CharField(max_length=8, choices=choices.PriceUnit.choices)
