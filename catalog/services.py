@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
@@ -912,7 +913,7 @@ def rows_insert(model: Any, rows: list[dict[str, Any]], *, versions: bool = True
 
 class RowsWriter:
     """New rows of ``model`` collected one at a time, each given as the values of ``columns``
-    in that order, and inserted together by ``write``. Every other column takes its value from
+    in that order, and inserted by ``write``. Every other column takes its value from
     ``constants`` ({attname: value}), else its default (auto_now fields: the time the writer
     was made). New prices move their providers' ``prices_version`` (``prices_version_move``)
     unless ``versions`` is false, as for ``rows_insert``.
@@ -921,8 +922,17 @@ class RowsWriter:
     template that already holds the other columns' text: a value is converted only as its
     column needs (text escaped, NULL, JSON, times, booleans; keys and numbers as ``str`` writes
     them). A price row costs about a third of a join of every column's converted value.
-    ``write`` sends the lines in one COPY. Elsewhere the rows are kept for ``bulk_create``.
+    Elsewhere the rows are kept for one ``bulk_create``.
+
+    ``stream``: on PostgreSQL the lines go to the database in chunks while rows are still being
+    added, in a COPY left open between them, so PostgreSQL inserts while the caller works out
+    the next rows (the two run on different cores). The connection is then busy until
+    ``write``: a caller that must query in between calls ``pause`` first (the next chunk opens
+    another COPY). Use the writer as a context manager, so that an error leaves no COPY open.
     """
+
+    # Rows per chunk handed to psycopg.
+    chunk = 2000
 
     def __init__(
         self,
@@ -931,6 +941,7 @@ class RowsWriter:
         constants: Mapping[str, Any] | None = None,
         *,
         versions: bool = True,
+        stream: bool = False,
     ) -> None:
         self.model = model
         self.columns = tuple(columns)
@@ -953,6 +964,7 @@ class RowsWriter:
         # (column, default): what rows_insert gives a row that leaves the column out.
         self.defaults = [(name, fields[name].get_default()) for name in self.columns]
         self._rows: list[Any] = []
+        self._written = 0
         # The instance types of new prices, whose providers' prices_version moves on write.
         self._owners: set[int] | None = None
         self._owner_at = -1
@@ -963,11 +975,23 @@ class RowsWriter:
             else:
                 self._owners.add(self._constants["instance_type_id"])
         self._postgresql = connection.vendor == "postgresql"
+        self._stream = stream and self._postgresql
+        self._copy: ExitStack | None = None  # the open COPY, while streaming
+        self._send: Any = None
         if self._postgresql:
             self._copy_prepare(fields)
 
     def __len__(self) -> int:
-        return len(self._rows)
+        """Rows added since the last ``write`` (sent or not)."""
+        return self._written + len(self._rows)
+
+    def __enter__(self) -> RowsWriter:
+        return self
+
+    def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
+        if self._copy is not None:  # an error before write: the COPY fails with it
+            copy, self._copy = self._copy, None
+            copy.__exit__(kind, error, trace)
 
     def _copy_prepare(self, fields: dict[str, models.Field]) -> None:
         places, converters, order = [], [], []
@@ -999,38 +1023,68 @@ class RowsWriter:
             return
         if self._order is not None:
             values = tuple(values[i] for i in self._order)
-        self._rows.append(self._template.format(*map(call, self._converters, values)))
+        rows = self._rows
+        rows.append(self._template.format(*map(call, self._converters, values)))
+        if self._stream and len(rows) >= self.chunk:
+            self._send_rows()
 
-    def write(self) -> None:
-        """Insert the rows added so far (the writer is then empty)."""
+    def _send_rows(self) -> None:
+        """Hand the lines kept so far to an open COPY (opened here if none is)."""
         rows, self._rows = self._rows, []
         if not rows:
             return
-        model = self.model
-        if not self._postgresql:  # Price.objects.bulk_create moves the versions itself
-            model.objects.bulk_create(
-                [model(**self._constants, **row) for row in rows], batch_size=1000
-            )
+        if self._copy is None:
+            connection.ensure_connection()
+            stack = ExitStack()
+            try:
+                # Django's error classes, as through its cursors (a refused key is an
+                # IntegrityError).
+                stack.enter_context(connection.wrap_database_errors)
+                cursor = stack.enter_context(connection.connection.cursor())
+                self._send = stack.enter_context(cursor.copy(self._sql)).write
+                # psycopg holds the connection's lock for the whole COPY: a query meanwhile
+                # would wait for it forever. Refused at once instead, naming the fix.
+                stack.enter_context(connection.execute_wrapper(_no_query_while_copying))
+            except BaseException:
+                stack.close()
+                raise
+            self._copy = stack
+        self._written += len(rows)
+        for start in range(0, len(rows), self.chunk):
+            chunk = rows[start : start + self.chunk]
+            chunk.append("")
+            self._send("\n".join(chunk))
+
+    def pause(self) -> None:
+        """End the open COPY, if any (its rows are then in the table): the connection is free
+        for another statement. Adding more rows opens a new one."""
+        if self._copy is not None:
+            copy, self._copy = self._copy, None
+            copy.close()
+
+    def write(self) -> None:
+        """Insert the rows added so far (the writer is then empty)."""
+        if not self._postgresql:
+            rows, self._rows = self._rows, []
+            if rows:  # Price.objects.bulk_create moves the versions itself
+                model = self.model
+                model.objects.bulk_create(
+                    [model(**self._constants, **row) for row in rows], batch_size=1000
+                )
             return
-        connection.ensure_connection()
-        # Django's error classes, as through its cursors (a refused key is an IntegrityError).
-        with (
-            connection.wrap_database_errors,
-            connection.connection.cursor() as cursor,
-            cursor.copy(self._sql) as copy,
-        ):
-            for start in range(0, len(rows), _COPY_CHUNK):
-                chunk = rows[start : start + _COPY_CHUNK]
-                chunk.append("")
-                copy.write("\n".join(chunk))
+        self._send_rows()
+        self.pause()
+        self._written = 0
         if self._owners:
             prices_version_move(instance_type_ids=self._owners)
             if self._owner_at >= 0:
                 self._owners = set()
 
 
-# Rows per chunk of COPY text handed to psycopg.
-_COPY_CHUNK = 2000
+def _no_query_while_copying(*args: Any) -> Any:
+    raise RuntimeError(
+        "a query while RowsWriter streams rows in an open COPY: call its pause() first"
+    )
 
 
 # COPY text format: NULL is \N; a backslash, tab, newline or carriage return in a value is

@@ -13,7 +13,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
@@ -485,7 +485,8 @@ def prices_ingest(
     records = _prefer_home_currency(records, provider.home_currency)
     report = IngestReport()
     factor = Decimal(str(settings.SCRAPE_QUARANTINE_FACTOR))
-    with transaction.atomic():
+    # (The ExitStack ends an open COPY of new prices before the transaction rolls back.)
+    with transaction.atomic(), ExitStack() as copying:
         rates = currency_rates_latest()
         regions: dict[str, int] = dict(provider.regions.values_list("code", "pk"))
         # Instance types as (id, GPU count): a marketplace has thousands, and model instances
@@ -512,10 +513,15 @@ def prices_ingest(
         unknown_regions: set[str] = set()
         scraper = choices.PriceSource.SCRAPER
         # New prices and history rows, each turned into its COPY line as it comes (the
-        # provider's prices_version moves once, below, for every write of this call).
-        creates = RowsWriter(
-            Price, _CREATED_COLUMNS, {"observed_at": observed_at, "source": scraper,
-                                      "scrape_run_id": run.pk}, versions=False,
+        # provider's prices_version moves once, below, for every write of this call). New
+        # prices stream to PostgreSQL while the loop goes on (RowsWriter's stream): the loop
+        # pauses them before any query of its own (an unknown region, instance type or GPU).
+        creates = copying.enter_context(
+            RowsWriter(
+                Price, _CREATED_COLUMNS, {"observed_at": observed_at, "source": scraper,
+                                          "scrape_run_id": run.pk},
+                versions=False, stream=True,
+            )
         )  # fmt: skip
         history = RowsWriter(
             PriceHistory, _HISTORY_COLUMNS, {"source": scraper, "scrape_run_id": run.pk}
@@ -566,6 +572,7 @@ def prices_ingest(
                     continue
             region_id = regions_get(record.region)
             if region_id is None:
+                creates.pause()
                 report.problem(f"{record.instance_type}: unknown region {record.region!r}")
                 if record.region not in unknown_regions:
                     unknown_regions.add(record.region)
@@ -578,6 +585,7 @@ def prices_ingest(
             cover(region_id)
             instance = instances_get(record.instance_type)
             if instance is None:
+                creates.pause()
                 if gpu_maps is None:
                     gpus = {gpu.pk: gpu for gpu in GPU.objects.all()}
                     gpu_maps = (
