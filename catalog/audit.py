@@ -8,7 +8,7 @@ snapshot); warnings are for a curator's eye (a list price past its shelf life, a
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
@@ -17,7 +17,7 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from . import choices, querysets
-from .models import GPU, InstanceType, Price
+from .models import GPU, InstanceType, Price, PriceHistory, Region
 
 ERROR = "error"
 WARNING = "warning"
@@ -417,6 +417,28 @@ def rule_foreign_regions(now: datetime) -> list[Finding]:
     ]
 
 
+def rule_rows_naming_missing_rows(now: datetime) -> list[Finding]:
+    """Prices or history rows whose instance type or region does not exist. PostgreSQL refuses
+    them (migration 0011's triggers); elsewhere the keys are Django's alone (on_delete), which a
+    raw SQL delete or a write racing a delete gets past."""
+    findings = []
+    for model in (Price, PriceHistory):
+        for key, target in (("instance_type_id", InstanceType), ("region_id", Region)):
+            missing = ~Exists(target.objects.filter(pk=OuterRef(key)))
+            rows = model.objects.filter(missing).order_by(key).values_list(key, flat=True)
+            for value, count in Counter(rows).items():
+                findings.append(
+                    Finding(
+                        "row_names_missing_row",
+                        ERROR,
+                        "",
+                        f"{model._meta.db_table}.{key}={value}",
+                        f"{count} row(s) name {target.__name__} {value}, which does not exist",
+                    )
+                )
+    return findings
+
+
 RULES: tuple[Callable[[datetime], list[Finding]], ...] = (
     rule_placeholder_host_specs,
     rule_host_ram_equals_gpu_memory,
@@ -430,6 +452,7 @@ RULES: tuple[Callable[[datetime], list[Finding]], ...] = (
     rule_gpus_without_offers,
     rule_mixed_currencies,
     rule_foreign_regions,
+    rule_rows_naming_missing_rows,
 )
 
 

@@ -359,3 +359,31 @@ def test_marketplace_price_without_on_demand_pair_is_judged_against_the_median()
     )
     found = _mine(audit.rule_leftover_moving_prices(NOW), provider)
     assert [f.subject.split(" @ ")[0] for f in found] == [stale.name]
+
+
+def test_rows_naming_a_missing_instance_type_or_region_are_errors():
+    """Where the database does not check the keys (SQLite; PostgreSQL's triggers switched off
+    here to stand for a raw write), the audit finds prices and history naming missing rows."""
+    from django.db import connection
+
+    from catalog.models import PriceHistory
+
+    provider = ProviderFactory(slug="orphans")
+    it = _priced(provider)
+    price = it.prices.get()
+    PriceHistory.objects.create(
+        instance_type=it, region=price.region, pricing_model=price.pricing_model,
+        event="appeared", currency="USD", unit="hour", observed_at=NOW, source="scraper",
+    )  # fmt: skip
+    assert not [f for f in audit.catalog_audit(now=NOW) if f.rule == "row_names_missing_row"]
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+            cursor.execute("ALTER TABLE catalog_region DISABLE TRIGGER USER")
+        cursor.execute("DELETE FROM catalog_region WHERE id = %s", [price.region_id])
+    found = [f for f in audit.catalog_audit(now=NOW) if f.rule == "row_names_missing_row"]
+    assert [(f.severity, f.subject) for f in found] == [
+        ("error", f"catalog_price.region_id={price.region_id}"),
+        ("error", f"catalog_pricehistory.region_id={price.region_id}"),
+    ]
+    assert "1 row(s) name Region" in found[0].message
