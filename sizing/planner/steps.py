@@ -51,13 +51,13 @@ class NoFit:
 
 @dataclass(frozen=True, slots=True)
 class Shape:
-    """A node count that fits memory, its time model not yet run."""
+    """A node count that fits memory, its time model not yet run (and its Topology not yet made:
+    ``_Profile.topology``, only for the node counts that are timed)."""
 
     nodes: int
     total: int
     sharding: str | None
     memory_gib: float
-    topology: Topology
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,6 +350,7 @@ class _Profile:
         self._steps_done = False
         self.routes: dict[tuple[str, bool], _Route] = {}
         self.shape_walk: _ShapeWalk | None = None  # fastpaths._shape_walk
+        self._topologies: dict[int, Topology] = {}  # nodes -> topology (made when timed)
 
     def shape(self, index: int) -> ShapeStep | None:
         """The step at ``index`` as far as memory tells: over the GPU cap, not fitting, or fitting
@@ -380,7 +381,7 @@ class _Profile:
             return step.estimate.est_hours
         shape = self.shapes[index]
         assert isinstance(shape, Shape), "hours of a node count that fits"
-        return self.cache.hours(self.device, shape.total, shape.topology)
+        return self.cache.hours(self.device, shape.total, self.topology(shape))
 
     def estimated(self, shape: Shape) -> Step:
         """The step (with its estimate) of one of this profile's shapes."""
@@ -392,7 +393,8 @@ class _Profile:
     def _estimated(self, shape: ShapeStep) -> Step:
         if not isinstance(shape, Shape):
             return shape
-        sharding, est = self.cache.get(self.device, shape.total, shape.topology)
+        topology = self.topology(shape)
+        sharding, est = self.cache.get(self.device, shape.total, topology)
         workload = self.workload
         kind: type[Fits] | type[NoThroughput] = Fits
         # A run length was asked for (training tokens, or tokens to generate for inference) and
@@ -400,7 +402,27 @@ class _Profile:
         # nor ranked on its total, so the walk ends here (rejected as no_throughput_figure).
         if workload.tokens and est.est_hours is None:
             kind = NoThroughput
-        return kind(shape.nodes, shape.total, sharding, shape.memory_gib, shape.topology, est)
+        return kind(shape.nodes, shape.total, sharding, shape.memory_gib, topology, est)
+
+    def topology(self, shape: Shape) -> Topology:
+        """How the GPUs of ``shape`` are joined on this machine: made only for a node count
+        that is timed (most node counts a run weighs are decided on memory and price alone),
+        once per node count (a machine's pricing models time the same node counts)."""
+        topology = self._topologies.get(shape.nodes)
+        if topology is None:
+            offer = self.offer
+            # Inside one node the network between nodes plays no part: machines that differ
+            # only in their NICs share the estimate.
+            one_node = shape.nodes == 1
+            topology = self._topologies[shape.nodes] = Topology(
+                gpu_count=shape.total,
+                gpus_per_node=self.gpus_per_node,
+                intra_node=self.intra,
+                intra_bandwidth_gb_s=offer.intra_bandwidth_gb_s,
+                inter_node_rdma=offer.inter_rdma and not one_node,
+                inter_node_gbps=None if one_node else _inter_node_gbps(offer),
+            )
+        return topology
 
     def _no_fabric(self, nodes: int) -> None:
         """For an instance without an inter-node fabric whose one node does not hold even the
@@ -429,7 +451,7 @@ class _Profile:
 
     def _advance(self) -> None:
         """Add the next node counts' shapes: those that do not fit, up to the next one that
-        does (the last one: its Topology is made only when it is asked for)."""
+        does (the last one), on memory alone."""
         offer, shapes, verdicts = self.offer, self.shapes, self.cache.verdicts
         device, gpus_per_node, multi_node = self.device, self.gpus_per_node, self.c.allow_multi_node
         while True:
@@ -464,16 +486,5 @@ class _Profile:
                 shapes.append(verdict)
                 continue
             sharding, memory = verdict
-            # Inside one node the network between nodes plays no part: machines that differ
-            # only in their NICs share the estimate.
-            one_node = nodes == 1
-            topology = Topology(
-                gpu_count=total,
-                gpus_per_node=gpus_per_node,
-                intra_node=self.intra,
-                intra_bandwidth_gb_s=offer.intra_bandwidth_gb_s,
-                inter_node_rdma=offer.inter_rdma and not one_node,
-                inter_node_gbps=None if one_node else _inter_node_gbps(offer),
-            )
-            shapes.append(Shape(nodes, total, sharding, memory, topology))
+            shapes.append(Shape(nodes, total, sharding, memory))
             return
