@@ -24,7 +24,15 @@ from .explain import (
     _spot_saving,
     _what_would_fit,
 )
-from .fastpaths import _best_step, _contenders, _dominated, _quick_route, _Route, _route
+from .fastpaths import (
+    _best_step,
+    _contenders,
+    _dominated,
+    _quick_route,
+    _Route,
+    _route,
+    _shape_walk,
+)
 from .offers import (
     Constraints,
     HardwareKey,
@@ -52,7 +60,6 @@ from .steps import (
     NoThroughput,
     OverMax,
     Shape,
-    ShapeStep,
     _device,
     _EstimateCache,
     _Profile,
@@ -372,17 +379,13 @@ class _Planner:
         lead = self.passes(profile, first, prune=usd[entries[0]] > 0)
         if lead is None:
             return None
-        fitting: Shape | None = None
-        last: tuple[int, ShapeStep] | None = None
-        index = weighed = 0
-        while (shape := profile.shape(index)) is not None and not isinstance(shape, OverMax):
-            if fitting is None and isinstance(shape, Shape):
-                fitting, weighed = shape, index + 1
-            last = (index, shape)
-            index += 1
-        assert fitting is not None and last is not None, "passes() found a fitting node count"
+        # The node counts as memory tells them, gone through once per profile: the first that
+        # fits decides the cut, the last (the walk's end) names the rejections.
+        walked = _shape_walk(profile)
+        assert walked.fitting, "passes() found a fitting node count"
+        weighed = walked.fitting[0] + 1
         n = len(entries)
-        nodes = fitting.nodes
+        nodes = profile.shapes[walked.fitting[0]].nodes
 
         def over(i: int) -> bool:
             return usd[entries[i]] * nodes > cap
@@ -391,11 +394,11 @@ class _Planner:
         self.considered += weighed * n  # the node counts that decided it
         if passed < n:
             offers = _OffersOf(self.book, entries[passed:])
-            at, shape = last
-            if isinstance(shape, NoFit):
-                self.reject_failure(Failure(shape.reason, shape), offers)
+            if walked.end is not None:  # the last node count does not fit: why
+                self.reject_failure(walked.end, offers)
             else:
                 reason = R.OVER_MAX_USD_PER_HOUR  # its price x more nodes is over the cap too
+                at = walked.considered - 1
                 step = profile.step(at) if self.rejected.room(reason) else None
                 self.reject_failure(Failure(reason, step), offers)
         bound = (lead * usd[entries[0]] * (1 - _BOUND_SLACK),)
