@@ -78,7 +78,7 @@ class _ShapeWalk:
 
 
 def _shape_walk(profile: _Profile) -> _ShapeWalk:
-    walked = profile.shape_walk
+    walked = profile.outline.walked
     if walked is not None:
         return walked
     fitting: list[int] = []
@@ -95,7 +95,7 @@ def _shape_walk(profile: _Profile) -> _ShapeWalk:
         assert isinstance(last, NoFit)
         end = Failure(last.reason, last)
     unfit = None if fitting else _Route(considered, [], [], end)
-    walked = profile.shape_walk = _ShapeWalk(considered, fitting, end, unfit)
+    walked = profile.outline.walked = _ShapeWalk(considered, fitting, end, unfit)
     return walked
 
 
@@ -108,7 +108,7 @@ def _quick_route(profile: _Profile, pricing_model: str, c: Constraints) -> _Rout
     (estimated only if a rejection example names it, ``_Planner.reject``); a run too short for
     the term fails at every node count, and a profile's terms share its hours. Where a node
     count passes a term, its route is walked (None)."""
-    if pricing_model not in TERM_HOURS and profile.shape_walk is None and profile.first_fit():
+    if pricing_model not in TERM_HOURS and profile.outline.walked is None and profile.first_fit():
         return None  # hourly, and a node count fits: the walk weighs no more than it needs
     walked = _shape_walk(profile)
     if walked.unfit is not None:
