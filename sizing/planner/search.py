@@ -28,6 +28,7 @@ from .fastpaths import (
     _best_step,
     _contenders,
     _dominated,
+    _nothing_fits,
     _quick_route,
     _Route,
     _route,
@@ -568,6 +569,11 @@ class _Planner:
                     self.considered += counted
             else:
                 profile = self.profile(group.hardware, first)
+                unfit = _nothing_fits(profile) if self.defer else None
+                if unfit is not None:  # every pricing model's route (``route``), straight away
+                    self.considered += unfit.considered * len(entries)
+                    self.reject_failure(unfit.failure, _OffersOf(book, entries))
+                    continue
                 # A free offer ties every total, so it needs every node count weighed.
                 prune = usd[entries[0]] > 0
                 lead = self.passes(profile, first, prune)

@@ -377,6 +377,8 @@ class _Outline:
         self.done = False
         self._nodes = iter(NODE_COUNTS)
         self.walked: _ShapeWalk | None = None  # fastpaths._shape_walk
+        self._first: Shape | None = None  # first_fit's answer, once known
+        self._first_known = False
 
     def shape(self, index: int) -> ShapeStep | None:
         """The node count at ``index``; None past the last one."""
@@ -391,12 +393,16 @@ class _Outline:
         return self.shapes
 
     def first_fit(self) -> Shape | None:
-        """The first node count that fits memory, if one does before the GPU cap."""
-        self.shape(0)  # advances past every node count that does not fit
-        for shape in self.shapes:
-            if not isinstance(shape, NoFit):
-                return shape if isinstance(shape, Shape) else None
-        return None
+        """The first node count that fits memory, if one does before the GPU cap (once: every
+        machine of the outline asks)."""
+        if not self._first_known:
+            self.shape(0)  # advances past every node count that does not fit
+            self._first_known = True
+            for shape in self.shapes:
+                if not isinstance(shape, NoFit):
+                    self._first = shape if isinstance(shape, Shape) else None
+                    break
+        return self._first
 
     def _no_fabric(self, nodes: int) -> None:
         """For an instance without an inter-node fabric whose one node does not hold even the
@@ -482,6 +488,7 @@ class _Profile:
         self._steps_done = False
         self.routes: dict[tuple[str, bool], _Route] = {}
         self._topologies: dict[int, Topology] = {}  # nodes -> topology (made when timed)
+        self._hours: dict[int, float | None] = {}  # index -> hours (``hours``)
 
     def shape(self, index: int) -> ShapeStep | None:
         """The step at ``index`` as far as memory tells: over the GPU cap, not fitting, or fitting
@@ -504,13 +511,18 @@ class _Profile:
     def hours(self, index: int) -> float | None:
         """The hours of the step at ``index``, a node count that fits memory (a Shape), without
         its estimate when the step has not been made (``_EstimateCache.hours``)."""
+        if index in self._hours:  # a machine's terms read the same node counts' hours
+            return self._hours[index]
         if index < len(self.steps):
             step = self.steps[index]
             assert isinstance(step, Fits | NoThroughput), "hours of a node count that fits"
-            return step.estimate.est_hours
-        shape = self.shapes[index]
-        assert isinstance(shape, Shape), "hours of a node count that fits"
-        return self.cache.hours(self.device, shape.total, self.topology(shape))
+            hours = step.estimate.est_hours
+        else:
+            shape = self.shapes[index]
+            assert isinstance(shape, Shape), "hours of a node count that fits"
+            hours = self.cache.hours(self.device, shape.total, self.topology(shape))
+        self._hours[index] = hours
+        return hours
 
     def estimated(self, shape: Shape) -> Step:
         """The step (with its estimate) of one of this profile's shapes."""
