@@ -106,6 +106,10 @@ def plan(
 Source = tuple[str, Callable[[], Stream], tuple[float, ...] | None]
 # Bounds are made this much lower than the floor they come from, against float rounding.
 _BOUND_SLACK = 1e-6
+# Reasons every rejection is compared with, read once (on Python 3.11 reading an enum member
+# costs as much as a dozen plain look-ups, and a run rejects thousands of groups).
+_NO_FABRIC = R.NO_INTER_NODE_FABRIC
+_DOES_NOT_FIT = R.DOES_NOT_FIT_MEMORY
 
 
 def _lazy_merge(sources: Sequence[Source]) -> Stream:
@@ -285,17 +289,17 @@ class _Planner:
             return _failure_example(offer, named, profile, self.workload, self.max_gpus)
 
         self.rejected.add(reason, offers, example)
-        if reason == R.NO_INTER_NODE_FABRIC and failure is not None and failure.step is not None:
+        if reason == _NO_FABRIC and failure is not None and failure.step is not None:
             for name in _instance_names(offers):
                 self.no_fabric.setdefault(name, failure.step.nodes)
 
     def reject_failure(self, failure: Failure | None, offers: Sequence[Offer]) -> None:
-        if failure is None and not self.c.allow_multi_node:
-            failure = Failure(R.NEEDS_MULTI_NODE, None)
         if failure is None:
-            return
+            if self.c.allow_multi_node:
+                return
+            failure = Failure(R.NEEDS_MULTI_NODE, None)
         name = failure.reason
-        if name == R.DOES_NOT_FIT_MEMORY and not self.c.allow_multi_node:
+        if name == _DOES_NOT_FIT and not self.c.allow_multi_node:
             name = R.NEEDS_MULTI_NODE
         self.reject(name, offers, failure)
 
