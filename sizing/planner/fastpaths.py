@@ -102,9 +102,11 @@ def _shape_walk(profile: _Profile) -> _ShapeWalk:
 def _nothing_fits(profile: _Profile) -> _Route | None:
     """The route of every pricing model of a machine where no node count fits memory (what
     ``_quick_route`` gives each of them), else None."""
-    if profile.first_fit() is not None:
+    outline = profile.outline
+    if outline.first_fit() is not None:
         return None
-    return _shape_walk(profile).unfit
+    walked = outline.walked
+    return (walked or _shape_walk(profile)).unfit
 
 
 def _quick_route(profile: _Profile, pricing_model: str, c: Constraints) -> _Route | None:

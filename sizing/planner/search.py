@@ -314,16 +314,17 @@ class _Planner:
         narrowed = self.narrowed
         if narrowed:
             entries = book.in_scope(entries, c)
-        size = round(first.gpu.memory_gib)
-        if (
-            entries
-            and size in (24, 80)
-            and first.gpu_count >= 1
-            and not (c.datacenter_only and not first.gpu_datacenter_use_allowed)
-            and (c.min_gpu_memory_gb is None or first.gpu.memory_gib >= c.min_gpu_memory_gb)
-        ):
-            # for _what_would_fit: a card the constraints allow, priced or not
-            self.cards.setdefault(size, first.gpu)
+        # for _what_would_fit: the first card of each size the constraints allow, priced or not
+        # (once both sizes have one, no later group changes them)
+        if len(self.cards) < 2 and entries:
+            size = round(first.gpu.memory_gib)
+            if (
+                size in (24, 80)
+                and first.gpu_count >= 1
+                and not (c.datacenter_only and not first.gpu_datacenter_use_allowed)
+                and (c.min_gpu_memory_gb is None or first.gpu.memory_gib >= c.min_gpu_memory_gb)
+            ):
+                self.cards.setdefault(size, first.gpu)
         if c.include_stale is not True and narrowed:
             stale = [row for row in entries if book.leaves_out(row, c)]
             if stale:
