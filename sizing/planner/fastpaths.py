@@ -4,6 +4,7 @@ counts that cannot rank first."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..estimator import gpu_hours_floor
@@ -24,9 +25,14 @@ class _Route:
     steps that survive (contenders: those that can rank first at some price), or the failure."""
 
     considered: int
-    passing: list[Fits]
-    contenders: list[Fits]
+    passing: Sequence[Fits]
+    contenders: Sequence[Fits]
     failure: Failure | None
+
+
+def _failed(considered: int, failure: Failure | None) -> _Route:
+    """A route with no passing step (no lists of its own: a run makes hundreds)."""
+    return _Route(considered, (), (), failure)
 
 
 def _route(
@@ -94,7 +100,7 @@ def _shape_walk(profile: _Profile) -> _ShapeWalk:
         last = shapes[considered - 1]
         assert isinstance(last, NoFit)
         end = Failure(last.reason, last)
-    unfit = None if fitting else _Route(considered, [], [], end)
+    unfit = None if fitting else _failed(considered, end)
     walked = profile.outline.walked = _ShapeWalk(considered, fitting, end, unfit)
     return walked
 
@@ -130,7 +136,7 @@ def _quick_route(profile: _Profile, pricing_model: str, c: Constraints) -> _Rout
     for index in walked.fitting:
         hours = profile.hours(index)
         if tokens and hours is None:  # no throughput figure: the walk ends here
-            return _Route(index + 1, [], [], Failure(R.NO_THROUGHPUT_FIGURE, profile.step(index)))
+            return _failed(index + 1, Failure(R.NO_THROUGHPUT_FIGURE, profile.step(index)))
         reason = _limit_failure(c, pricing_model, hours, hourly=None, total=None)
         if reason is None:
             return None
@@ -138,8 +144,8 @@ def _quick_route(profile: _Profile, pricing_model: str, c: Constraints) -> _Rout
     if last == walked.considered - 1:  # the walk ends on a node count that fits
         assert reason is not None
         shape = profile.shapes[last]
-        return _Route(walked.considered, [], [], Failure(reason, shape))
-    return _Route(walked.considered, [], [], walked.end)
+        return _failed(walked.considered, Failure(reason, shape))
+    return _failed(walked.considered, walked.end)
 
 
 def _contenders(steps: list[Fits], leads: list[float]) -> list[Fits]:
