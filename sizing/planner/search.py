@@ -213,14 +213,15 @@ class _Planner:
         # Hourly pricing models (on demand, spot) bill alike, so they share one route; each
         # commitment term has its own.
         billing = offer.pricing_model if offer.pricing_model in TERM_HOURS else "hourly"
-        route = profile.routes.get((billing, prune))
+        routes = profile.routes if prune else profile.unpruned
+        route = routes.get(billing)
         if route is None:
             # Decided on memory and hours alone where they suffice (_quick_route).
             if self.defer:
                 route = _quick_route(profile, billing, self.c)
             if route is None:
                 route = _route(profile, offer, self.c, self.objective, self.first_only, prune)
-            profile.routes[(billing, prune)] = route
+            routes[billing] = route
         return route
 
     def passes(self, profile: _Profile, offer: Offer, prune: bool) -> float | None:

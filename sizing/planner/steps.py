@@ -470,7 +470,6 @@ class _Profile:
         self.gpus_per_node = max(1, int(offer.gpu_count))
         self.device = _device(offer)
         self.capacity = self.device.memory_gib
-        self.intra = _intra_node_class(offer, self.gpus_per_node)
         self.offer = offer
         self.workload = workload
         self.c = c
@@ -486,7 +485,10 @@ class _Profile:
         self.shapes = self.outline.shapes  # the outline's list, grown as it advances
         self.steps: list[Step] = []
         self._steps_done = False
-        self.routes: dict[tuple[str, bool], _Route] = {}
+        # Routes by billing (a commitment term, or "hourly"), walked with pruning and without
+        # (a free offer ties every total): _Planner.route.
+        self.routes: dict[str, _Route] = {}
+        self.unpruned: dict[str, _Route] = {}
         self._topologies: dict[int, Topology] = {}  # nodes -> topology (made when timed)
         self._hours: dict[int, float | None] = {}  # index -> hours (``hours``)
 
@@ -558,7 +560,7 @@ class _Profile:
             topology = self._topologies[shape.nodes] = Topology(
                 gpu_count=shape.total,
                 gpus_per_node=self.gpus_per_node,
-                intra_node=self.intra,
+                intra_node=_intra_node_class(offer, self.gpus_per_node),
                 intra_bandwidth_gb_s=offer.intra_bandwidth_gb_s,
                 inter_node_rdma=offer.inter_rdma and not one_node,
                 inter_node_gbps=None if one_node else _inter_node_gbps(offer),
