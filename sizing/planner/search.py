@@ -196,6 +196,10 @@ class _Planner:
             and c.max_hours is None
             and not self.first_only
         )
+        # Whether stale prices are left out (Constraints.leaves_out): every one, or the
+        # volatile ones only.
+        self.leaves_stale = c.include_stale is not True
+        self.leaves_every_stale = c.include_stale is False
         # Whether a constraint narrows the offers of a group (providers, regions, countries).
         self.narrowed = bool(
             c.providers or c.regions or c.countries or c.mainland_china is not None
@@ -326,14 +330,14 @@ class _Planner:
                 and (c.min_gpu_memory_gb is None or first.gpu.memory_gib >= c.min_gpu_memory_gb)
             ):
                 self.cards.setdefault(size, first.gpu)
-        if c.include_stale is not True and narrowed:
+        if self.leaves_stale and narrowed:
             stale = [row for row in entries if book.leaves_out(row, c)]
             if stale:
                 self.reject(R.STALE_PRICE, _OffersOf(book, stale))
                 entries = [row for row in entries if not book.leaves_out(row, c)]
-        elif c.include_stale is not True:
+        elif self.leaves_stale:
             # The whole group is in scope: what leaves_out drops was split off with the book.
-            if c.include_stale is False:
+            if self.leaves_every_stale:
                 left_out, entries = group.stale, group.without_stale
             else:
                 left_out, entries = group.stale_volatile, group.without_stale_volatile
