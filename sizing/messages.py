@@ -13,6 +13,7 @@ import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any
 
 from django.utils import translation
@@ -725,6 +726,21 @@ def _bound(value: Any) -> str:
 
 
 _FORMATTER = _Formatter()
+_OWN_SPECS = frozenset({"sci", "bound", "hours"})
+
+
+@lru_cache(maxsize=1024)
+def _format_map_will_do(template: str) -> bool:
+    """Whether ``template`` can be rendered by ``str.format_map``: none of its fields takes one
+    of _Formatter's own specs, or a spec made of other fields (which could name one). The two
+    then give the same text (both format a field with ``format(value, spec)``), and format_map
+    does it in C: a request renders a hundred messages or more, and _Formatter's vformat is
+    Python."""
+    return not any(
+        spec in _OWN_SPECS or "{" in spec
+        for _, name, spec, _ in _FORMATTER.parse(template)
+        if name is not None and spec
+    )
 
 
 def message_render(
@@ -781,7 +797,10 @@ def message_render(
             # A field of the request, by the name the caller knows it under: the API's own name
             # unless the caller (the plan page: its form's labels) passed a field_<name> param.
             values.setdefault(name, name.removeprefix(FIELD_PREFIX))
-    return _FORMATTER.vformat(templates[lang], (), values).strip()
+    template = templates[lang]
+    if _format_map_will_do(template):
+        return template.format_map(values).strip()
+    return _FORMATTER.vformat(template, (), values).strip()
 
 
 def message_dict(
@@ -794,9 +813,11 @@ def message_dict(
     return {"code": code, "params": params, "text": message_render(code, params, lang)}
 
 
-def template_fields(template: str) -> set[str]:
-    """The field names a template uses (for the test that every language uses the same)."""
-    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+@lru_cache(maxsize=1024)
+def template_fields(template: str) -> frozenset[str]:
+    """The field names a template uses (for the test that every language uses the same), once
+    per template: every rendering reads them."""
+    return frozenset(name for _, name, _, _ in string.Formatter().parse(template) if name)
 
 
 # --- planfix: inter-node fabrics, instances without one, pricing models not asked for --------

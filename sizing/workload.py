@@ -11,6 +11,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
+from functools import lru_cache
 from typing import Any
 
 from catalog.suggest import close_names
@@ -90,6 +91,15 @@ class WorkloadError(ValueError):
         }
 
 
+@lru_cache(maxsize=256)
+def _one_of(workload: Workload, arch: ModelArch) -> Workload:
+    """The first workload seen equal to ``workload`` (with an equal architecture, which its
+    equality leaves out): one object per value, so the estimator's memos, keyed by
+    ``Workload.for_memory``, find a new question's key by identity instead of comparing every
+    field of it with the one they hold (hundreds of times a planning run)."""
+    return workload
+
+
 @dataclass(frozen=True)
 class Workload:
     """A validated workload with every default filled in; `arch` is the resolved architecture."""
@@ -141,7 +151,7 @@ class Workload:
             return self
         kept = self.__dict__.get("_for_memory")
         if kept is None:
-            kept = replace(self, tokens=None, gpu=None, gpu_count=None)
+            kept = _one_of(replace(self, tokens=None, gpu=None, gpu_count=None), self.arch)
             self.__dict__["_for_memory"] = kept  # frozen: written past __setattr__
         return kept
 

@@ -4,6 +4,7 @@ counts that cannot rank first."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..estimator import gpu_hours_floor
@@ -24,9 +25,14 @@ class _Route:
     steps that survive (contenders: those that can rank first at some price), or the failure."""
 
     considered: int
-    passing: list[Fits]
-    contenders: list[Fits]
+    passing: Sequence[Fits]
+    contenders: Sequence[Fits]
     failure: Failure | None
+
+
+def _failed(considered: int, failure: Failure | None) -> _Route:
+    """A route with no passing step (no lists of its own: a run makes hundreds)."""
+    return _Route(considered, (), (), failure)
 
 
 def _route(
@@ -78,7 +84,7 @@ class _ShapeWalk:
 
 
 def _shape_walk(profile: _Profile) -> _ShapeWalk:
-    walked = profile.shape_walk
+    walked = profile.outline.walked
     if walked is not None:
         return walked
     fitting: list[int] = []
@@ -94,9 +100,19 @@ def _shape_walk(profile: _Profile) -> _ShapeWalk:
         last = shapes[considered - 1]
         assert isinstance(last, NoFit)
         end = Failure(last.reason, last)
-    unfit = None if fitting else _Route(considered, [], [], end)
-    walked = profile.shape_walk = _ShapeWalk(considered, fitting, end, unfit)
+    unfit = None if fitting else _failed(considered, end)
+    walked = profile.outline.walked = _ShapeWalk(considered, fitting, end, unfit)
     return walked
+
+
+def _nothing_fits(profile: _Profile) -> _Route | None:
+    """The route of every pricing model of a machine where no node count fits memory (what
+    ``_quick_route`` gives each of them), else None."""
+    outline = profile.outline
+    if outline.first_fit() is not None:
+        return None
+    walked = outline.walked
+    return (walked or _shape_walk(profile)).unfit
 
 
 def _quick_route(profile: _Profile, pricing_model: str, c: Constraints) -> _Route | None:
@@ -108,7 +124,7 @@ def _quick_route(profile: _Profile, pricing_model: str, c: Constraints) -> _Rout
     (estimated only if a rejection example names it, ``_Planner.reject``); a run too short for
     the term fails at every node count, and a profile's terms share its hours. Where a node
     count passes a term, its route is walked (None)."""
-    if pricing_model not in TERM_HOURS and profile.shape_walk is None and profile.first_fit():
+    if pricing_model not in TERM_HOURS and profile.outline.walked is None and profile.first_fit():
         return None  # hourly, and a node count fits: the walk weighs no more than it needs
     walked = _shape_walk(profile)
     if walked.unfit is not None:
@@ -120,7 +136,7 @@ def _quick_route(profile: _Profile, pricing_model: str, c: Constraints) -> _Rout
     for index in walked.fitting:
         hours = profile.hours(index)
         if tokens and hours is None:  # no throughput figure: the walk ends here
-            return _Route(index + 1, [], [], Failure(R.NO_THROUGHPUT_FIGURE, profile.step(index)))
+            return _failed(index + 1, Failure(R.NO_THROUGHPUT_FIGURE, profile.step(index)))
         reason = _limit_failure(c, pricing_model, hours, hourly=None, total=None)
         if reason is None:
             return None
@@ -128,8 +144,8 @@ def _quick_route(profile: _Profile, pricing_model: str, c: Constraints) -> _Rout
     if last == walked.considered - 1:  # the walk ends on a node count that fits
         assert reason is not None
         shape = profile.shapes[last]
-        return _Route(walked.considered, [], [], Failure(reason, shape))
-    return _Route(walked.considered, [], [], walked.end)
+        return _failed(walked.considered, Failure(reason, shape))
+    return _failed(walked.considered, walked.end)
 
 
 def _contenders(steps: list[Fits], leads: list[float]) -> list[Fits]:

@@ -49,7 +49,9 @@ class Rejections:
 
     def add(self, reason: str, items: Sequence[Offer], example: Callable[[Offer], Message]) -> None:
         """Count ``items`` under ``reason``, writing examples for the first few only."""
-        entry = self.by_reason.setdefault(reason, {"count": 0, "examples": []})
+        entry = self.by_reason.get(reason)
+        if entry is None:
+            entry = self.by_reason[reason] = {"count": 0, "examples": []}
         entry["count"] += len(items)
         room = self.max_examples - len(entry["examples"])
         if room > 0:  # most calls: none (a request rejects thousands of groups)

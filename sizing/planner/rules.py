@@ -92,10 +92,20 @@ def _gpu_rejection(offer: Offer, c: Constraints) -> str | None:
 
 
 # --- Limits ------------------------------------------------------------------------------------
+# The reasons the limit checks give, read once: they run for thousands of node counts a
+# planning run, and on Python 3.11 each read of an enum member goes through EnumType's
+# __getattr__ hook (~70 ns, a dozen plain look-ups).
+_OVER_MAX_HOURS = R.OVER_MAX_HOURS
+_TERM_NEEDS_RUN_LENGTH = R.TERM_NEEDS_RUN_LENGTH
+_RUN_TOO_SHORT_FOR_TERM = R.RUN_TOO_SHORT_FOR_TERM
+_OVER_MAX_USD_PER_HOUR = R.OVER_MAX_USD_PER_HOUR
+_OVER_MAX_TOTAL_USD = R.OVER_MAX_TOTAL_USD
+
+
 def _hours_failure(c: Constraints, hours: float | None) -> str | None:
     """The max_hours limit."""
     if c.max_hours is not None and hours is not None and hours > c.max_hours:
-        return R.OVER_MAX_HOURS
+        return _OVER_MAX_HOURS
     return None
 
 
@@ -106,9 +116,9 @@ def _term_failure(c: Constraints, pricing_model: str, hours: float | None) -> st
     if term is None:
         return None
     if hours is None and not c.pricing_explicit:
-        return R.TERM_NEEDS_RUN_LENGTH
+        return _TERM_NEEDS_RUN_LENGTH
     if hours is not None and hours < term * MIN_TERM_USE:
-        return R.RUN_TOO_SHORT_FOR_TERM
+        return _RUN_TOO_SHORT_FOR_TERM
     return None
 
 
@@ -128,11 +138,11 @@ def _limit_failure(
     """Why a plan breaks a limit; ``hourly``/``total`` None when no limit on them is set.
     The order (hourly cap, hours, total, terms) decides which reason a rejection names."""
     if c.max_usd_per_hour is not None and hourly is not None and hourly > c.max_usd_per_hour:
-        return R.OVER_MAX_USD_PER_HOUR
+        return _OVER_MAX_USD_PER_HOUR
     if failure := _hours_failure(c, hours):
         return failure
     if c.max_total_usd is not None and total is not None and total > c.max_total_usd:
-        return R.OVER_MAX_TOTAL_USD
+        return _OVER_MAX_TOTAL_USD
     return _term_failure(c, pricing_model, hours)
 
 

@@ -24,7 +24,16 @@ from .explain import (
     _spot_saving,
     _what_would_fit,
 )
-from .fastpaths import _best_step, _contenders, _dominated, _quick_route, _Route, _route
+from .fastpaths import (
+    _best_step,
+    _contenders,
+    _dominated,
+    _nothing_fits,
+    _quick_route,
+    _Route,
+    _route,
+    _shape_walk,
+)
 from .offers import (
     Constraints,
     HardwareKey,
@@ -52,7 +61,6 @@ from .steps import (
     NoThroughput,
     OverMax,
     Shape,
-    ShapeStep,
     _device,
     _EstimateCache,
     _Profile,
@@ -98,6 +106,10 @@ def plan(
 Source = tuple[str, Callable[[], Stream], tuple[float, ...] | None]
 # Bounds are made this much lower than the floor they come from, against float rounding.
 _BOUND_SLACK = 1e-6
+# Reasons every rejection is compared with, read once (on Python 3.11 reading an enum member
+# costs as much as a dozen plain look-ups, and a run rejects thousands of groups).
+_NO_FABRIC = R.NO_INTER_NODE_FABRIC
+_DOES_NOT_FIT = R.DOES_NOT_FIT_MEMORY
 
 
 def _lazy_merge(sources: Sequence[Source]) -> Stream:
@@ -184,6 +196,10 @@ class _Planner:
             and c.max_hours is None
             and not self.first_only
         )
+        # Whether stale prices are left out (Constraints.leaves_out): every one, or the
+        # volatile ones only.
+        self.leaves_stale = c.include_stale is not True
+        self.leaves_every_stale = c.include_stale is False
         # Whether a constraint narrows the offers of a group (providers, regions, countries).
         self.narrowed = bool(
             c.providers or c.regions or c.countries or c.mainland_china is not None
@@ -201,14 +217,15 @@ class _Planner:
         # Hourly pricing models (on demand, spot) bill alike, so they share one route; each
         # commitment term has its own.
         billing = offer.pricing_model if offer.pricing_model in TERM_HOURS else "hourly"
-        route = profile.routes.get((billing, prune))
+        routes = profile.routes if prune else profile.unpruned
+        route = routes.get(billing)
         if route is None:
             # Decided on memory and hours alone where they suffice (_quick_route).
             if self.defer:
                 route = _quick_route(profile, billing, self.c)
             if route is None:
                 route = _route(profile, offer, self.c, self.objective, self.first_only, prune)
-            profile.routes[(billing, prune)] = route
+            routes[billing] = route
         return route
 
     def passes(self, profile: _Profile, offer: Offer, prune: bool) -> float | None:
@@ -277,17 +294,17 @@ class _Planner:
             return _failure_example(offer, named, profile, self.workload, self.max_gpus)
 
         self.rejected.add(reason, offers, example)
-        if reason == R.NO_INTER_NODE_FABRIC and failure is not None and failure.step is not None:
+        if reason == _NO_FABRIC and failure is not None and failure.step is not None:
             for name in _instance_names(offers):
                 self.no_fabric.setdefault(name, failure.step.nodes)
 
     def reject_failure(self, failure: Failure | None, offers: Sequence[Offer]) -> None:
-        if failure is None and not self.c.allow_multi_node:
-            failure = Failure(R.NEEDS_MULTI_NODE, None)
         if failure is None:
-            return
+            if self.c.allow_multi_node:
+                return
+            failure = Failure(R.NEEDS_MULTI_NODE, None)
         name = failure.reason
-        if name == R.DOES_NOT_FIT_MEMORY and not self.c.allow_multi_node:
+        if name == _DOES_NOT_FIT and not self.c.allow_multi_node:
             name = R.NEEDS_MULTI_NODE
         self.reject(name, offers, failure)
 
@@ -302,24 +319,25 @@ class _Planner:
         narrowed = self.narrowed
         if narrowed:
             entries = book.in_scope(entries, c)
-        size = round(first.gpu.memory_gib)
-        if (
-            entries
-            and size in (24, 80)
-            and first.gpu_count >= 1
-            and not (c.datacenter_only and not first.gpu_datacenter_use_allowed)
-            and (c.min_gpu_memory_gb is None or first.gpu.memory_gib >= c.min_gpu_memory_gb)
-        ):
-            # for _what_would_fit: a card the constraints allow, priced or not
-            self.cards.setdefault(size, first.gpu)
-        if c.include_stale is not True and narrowed:
+        # for _what_would_fit: the first card of each size the constraints allow, priced or not
+        # (once both sizes have one, no later group changes them)
+        if len(self.cards) < 2 and entries:
+            size = round(first.gpu.memory_gib)
+            if (
+                size in (24, 80)
+                and first.gpu_count >= 1
+                and not (c.datacenter_only and not first.gpu_datacenter_use_allowed)
+                and (c.min_gpu_memory_gb is None or first.gpu.memory_gib >= c.min_gpu_memory_gb)
+            ):
+                self.cards.setdefault(size, first.gpu)
+        if self.leaves_stale and narrowed:
             stale = [row for row in entries if book.leaves_out(row, c)]
             if stale:
                 self.reject(R.STALE_PRICE, _OffersOf(book, stale))
                 entries = [row for row in entries if not book.leaves_out(row, c)]
-        elif c.include_stale is not True:
+        elif self.leaves_stale:
             # The whole group is in scope: what leaves_out drops was split off with the book.
-            if c.include_stale is False:
+            if self.leaves_every_stale:
                 left_out, entries = group.stale, group.without_stale
             else:
                 left_out, entries = group.stale_volatile, group.without_stale_volatile
@@ -372,17 +390,13 @@ class _Planner:
         lead = self.passes(profile, first, prune=usd[entries[0]] > 0)
         if lead is None:
             return None
-        fitting: Shape | None = None
-        last: tuple[int, ShapeStep] | None = None
-        index = weighed = 0
-        while (shape := profile.shape(index)) is not None and not isinstance(shape, OverMax):
-            if fitting is None and isinstance(shape, Shape):
-                fitting, weighed = shape, index + 1
-            last = (index, shape)
-            index += 1
-        assert fitting is not None and last is not None, "passes() found a fitting node count"
+        # The node counts as memory tells them, gone through once per profile: the first that
+        # fits decides the cut, the last (the walk's end) names the rejections.
+        walked = _shape_walk(profile)
+        assert walked.fitting, "passes() found a fitting node count"
+        weighed = walked.fitting[0] + 1
         n = len(entries)
-        nodes = fitting.nodes
+        nodes = profile.shapes[walked.fitting[0]].nodes
 
         def over(i: int) -> bool:
             return usd[entries[i]] * nodes > cap
@@ -391,11 +405,11 @@ class _Planner:
         self.considered += weighed * n  # the node counts that decided it
         if passed < n:
             offers = _OffersOf(self.book, entries[passed:])
-            at, shape = last
-            if isinstance(shape, NoFit):
-                self.reject_failure(Failure(shape.reason, shape), offers)
+            if walked.end is not None:  # the last node count does not fit: why
+                self.reject_failure(walked.end, offers)
             else:
                 reason = R.OVER_MAX_USD_PER_HOUR  # its price x more nodes is over the cap too
+                at = walked.considered - 1
                 step = profile.step(at) if self.rejected.room(reason) else None
                 self.reject_failure(Failure(reason, step), offers)
         bound = (lead * usd[entries[0]] * (1 - _BOUND_SLACK),)
@@ -565,6 +579,11 @@ class _Planner:
                     self.considered += counted
             else:
                 profile = self.profile(group.hardware, first)
+                unfit = _nothing_fits(profile) if self.defer else None
+                if unfit is not None:  # every pricing model's route (``route``), straight away
+                    self.considered += unfit.considered * len(entries)
+                    self.reject_failure(unfit.failure, _OffersOf(book, entries))
+                    continue
                 # A free offer ties every total, so it needs every node count weighed.
                 prune = usd[entries[0]] > 0
                 lead = self.passes(profile, first, prune)

@@ -51,13 +51,13 @@ class NoFit:
 
 @dataclass(frozen=True, slots=True)
 class Shape:
-    """A node count that fits memory, its time model not yet run."""
+    """A node count that fits memory, its time model not yet run (and its Topology not yet made:
+    ``_Profile.topology``, only for the node counts that are timed)."""
 
     nodes: int
     total: int
     sharding: str | None
     memory_gib: float
-    topology: Topology
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +103,13 @@ class _EstimateCache:
     """Estimates for one workload per (GPU, GPU count, topology), without the working: the
     planner weighs thousands of shapes and writes notes only for the plans it returns."""
 
+    # Memory verdicts depend on a GPU only through its memory (sharding is chosen for it, a fit
+    # is held to it), so GPUs of one size share them, and machines alike in that size, their
+    # GPUs per node and what ends their walk share one outline of node counts (``outline``).
+    # Off: both per GPU object and per machine, as before (tests/sizing/test_planner_shared.py
+    # compares the two).
+    share = True
+
     def __init__(self, workload: Workload, headroom: float, fit_on: str = "point") -> None:
         self.workload = workload
         self.headroom = headroom
@@ -112,12 +119,18 @@ class _EstimateCache:
         self._factors: dict[int, float] = {}
         self._cache: dict[tuple[object, ...], tuple[str | None, Estimate]] = {}
         self._by_sharding: dict[str, Workload] = {}
-        self._memory: dict[tuple[int, int], tuple[str | None, float]] = {}
-        self._sharded_for: dict[tuple[int, int], Workload] = {}
+        self._memory: dict[tuple[float, int], tuple[str | None, float]] = {}
+        self._sharded_for: dict[tuple[float, int], Workload] = {}
         self._hours: dict[tuple[object, ...], float | None] = {}
-        self._trainable: dict[tuple[int, int], float] = {}
-        self.verdicts: dict[tuple[int, int, int, bool], NoFit | tuple[str | None, float]] = {}
-        self._fabric: dict[tuple[int, int, int, int], NoFit | None] = {}
+        self._trainable: dict[tuple[float, int], float] = {}
+        self.verdicts: dict[tuple[float, int, int, bool], NoFit | Shape] = {}
+        self._fabric: dict[tuple[float, int, int, int], NoFit | None] = {}
+        self._outlines: dict[tuple[object, ...], _Outline] = {}
+
+    def sized(self, gpu: GPUSpec) -> float:
+        """What memory verdicts key a GPU by: its memory (GiB), or the object itself (its id;
+        devices live as long as the planning run) when nothing is shared."""
+        return gpu.memory_gib if self.share else id(gpu)
 
     def fit_factor(self, gpu_count: int) -> float:
         """What the fit test multiplies the memory estimate on ``gpu_count`` GPUs by: the high
@@ -135,7 +148,7 @@ class _EstimateCache:
     def _sharded(self, gpu: GPUSpec, gpu_count: int) -> Workload:
         """The workload with the sharding it runs with on ``gpu_count`` x ``gpu`` (once per
         device and count: ``choose_sharding`` hashes the workload and the GPU on every call)."""
-        key = (id(gpu), gpu_count)  # devices live as long as the planning run
+        key = (self.sized(gpu), gpu_count)
         sharded = self._sharded_for.get(key)
         if sharded is None:
             sharded = self._sharded_for[key] = self._sharding(gpu, gpu_count)
@@ -160,7 +173,7 @@ class _EstimateCache:
     def memory(self, gpu: GPUSpec, gpu_count: int) -> tuple[str | None, float]:
         """The sharding and per-GPU memory (GiB) on ``gpu_count`` x ``gpu``: enough to tell a
         fit, for any topology."""
-        key = (id(gpu), gpu_count)  # devices live as long as the planning run
+        key = (self.sized(gpu), gpu_count)
         hit = self._memory.get(key)
         if hit is None:
             workload = self._sharded(gpu, gpu_count)
@@ -184,19 +197,17 @@ class _EstimateCache:
         limit = gpu.memory_gib * (1 - self.headroom)
         return sharding, memory, memory * self.fit_factor(total), limit
 
-    def verdict(
-        self, gpu: GPUSpec, nodes: int, total: int, multi_node: bool
-    ) -> NoFit | tuple[str | None, float]:
+    def verdict(self, gpu: GPUSpec, nodes: int, total: int, multi_node: bool) -> NoFit | Shape:
         """Whether ``total`` x ``gpu`` on ``nodes`` nodes fits memory: the NoFit step if not
-        (``multi_node``: whether more nodes are allowed, which names the reason), else the
-        sharding and memory per GPU. Once per run and GPU: every machine with that GPU shares
-        it (a NoFit holds nothing of the machine)."""
-        key = (id(gpu), nodes, total, multi_node)
+        (``multi_node``: whether more nodes are allowed, which names the reason), else its
+        Shape. Once per run and GPU size: every machine with such a GPU shares it (neither
+        holds anything of the machine)."""
+        key = (self.sized(gpu), nodes, total, multi_node)
         hit = self.verdicts.get(key)
         if hit is None:
             sharding, memory, high, limit = self._high(gpu, total)
             if high <= limit:
-                hit = (sharding, memory)
+                hit = Shape(nodes, total, sharding, memory)
             elif memory <= limit:  # the estimate fits, the high end of its range does not
                 hit = NoFit(nodes, total, sharding, memory, R.DOES_NOT_FIT_MEMORY_HIGH, high)
             else:
@@ -211,7 +222,7 @@ class _EstimateCache:
         """The first node count from ``nodes`` on (within ``max_gpus``) at which nodes of
         ``gpus_per_node`` x ``gpu`` would hold the job, as a step rejected for the missing
         fabric (NO_INTER_NODE_FABRIC); None if none would. Memory only, once per run."""
-        key = (id(gpu), gpus_per_node, nodes, max_gpus)
+        key = (self.sized(gpu), gpus_per_node, nodes, max_gpus)
         if key in self._fabric:
             return self._fabric[key]
         found: NoFit | None = None
@@ -253,7 +264,7 @@ class _EstimateCache:
         if not workload.is_training or gpu_count % workload.model_parallel:
             return self.get(gpu, gpu_count, topology)[1].est_hours  # (which raises as it does)
         sharding = workload.sharding or "none"
-        trainable = self._trainable.get((id(gpu), gpu_count))
+        trainable = self._trainable.get((self.sized(gpu), gpu_count))
         if trainable is None:
             trainable = _memory(workload, gpu_count, sharding, False).trainable_params
         hours = self._hours[key] = training_speed(
@@ -261,6 +272,17 @@ class _EstimateCache:
             trainable_params=trainable, explain=False,
         ).est_hours  # fmt: skip
         return hours
+
+    def outline(self, device: GPUSpec, gpus_per_node: int, ends: _Ends, max_gpus: int) -> _Outline:
+        """The node counts of machines of ``gpus_per_node`` x ``device`` whose walks end alike
+        (``ends``), as memory tells them: one per run for all such machines."""
+        if not self.share:
+            return _Outline(self, device, gpus_per_node, ends, max_gpus)
+        key = (device.memory_gib, gpus_per_node, ends, max_gpus)
+        outline = self._outlines.get(key)
+        if outline is None:
+            outline = self._outlines[key] = _Outline(self, device, gpus_per_node, ends, max_gpus)
+        return outline
 
     def explained(self, gpu: GPUSpec, gpu_count: int, topology: Topology) -> Estimate:
         """The same estimate with its working (notes), for a plan that is returned."""
@@ -321,6 +343,117 @@ def _device(offer: Offer) -> GPUSpec:
     )
 
 
+class _Ends(NamedTuple):
+    """What ends a machine's walk past one node, as ``_Outline`` reads it."""
+
+    multi_node: bool  # more nodes are allowed (the constraint), which names a NoFit's reason
+    whole: bool  # whole GPUs (a fraction of a shared GPU runs on one node only)
+    fabric: bool  # a network between instances is recorded
+    serving_plain: bool  # inference over plain networking (tensor parallel stops at one node)
+
+
+class _Outline:
+    """A machine's node counts as memory tells them, in order: NoFit, Shape (fits; no estimate,
+    no Topology) or OverMax (past the GPU cap, the last), made as they are asked for.
+
+    Nothing in them depends on the machine but its GPU's memory, its GPUs per node and what
+    ends its walk (``_Ends``), so machines alike in these share one
+    (``_EstimateCache.outline``), and the walk through it (``fastpaths._shape_walk``)."""
+
+    def __init__(
+        self,
+        cache: _EstimateCache,
+        device: GPUSpec,
+        gpus_per_node: int,
+        ends: _Ends,
+        max_gpus: int,
+    ) -> None:
+        self.cache = cache
+        self.device = device
+        self.gpus_per_node = gpus_per_node
+        self.ends = ends
+        self.max_gpus = max_gpus
+        self.shapes: list[ShapeStep] = []
+        self.done = False
+        self._nodes = iter(NODE_COUNTS)
+        self.walked: _ShapeWalk | None = None  # fastpaths._shape_walk
+        self._first: Shape | None = None  # first_fit's answer, once known
+        self._first_known = False
+
+    def shape(self, index: int) -> ShapeStep | None:
+        """The node count at ``index``; None past the last one."""
+        while len(self.shapes) <= index and not self.done:
+            self._advance()
+        return self.shapes[index] if index < len(self.shapes) else None
+
+    def all_shapes(self) -> list[ShapeStep]:
+        """Every node count's shape, to the last."""
+        while not self.done:
+            self._advance()
+        return self.shapes
+
+    def first_fit(self) -> Shape | None:
+        """The first node count that fits memory, if one does before the GPU cap (once: every
+        machine of the outline asks)."""
+        if not self._first_known:
+            self.shape(0)  # advances past every node count that does not fit
+            self._first_known = True
+            for shape in self.shapes:
+                if not isinstance(shape, NoFit):
+                    self._first = shape if isinstance(shape, Shape) else None
+                    break
+        return self._first
+
+    def _no_fabric(self, nodes: int) -> None:
+        """For an instance without an inter-node fabric whose one node does not hold even the
+        estimate: the first node count from ``nodes`` on (within the GPU cap) that would fit,
+        as a step rejected for the missing fabric (NO_INTER_NODE_FABRIC). Memory only."""
+        last = self.shapes[-1] if self.shapes else None
+        if not (isinstance(last, NoFit) and last.reason == R.DOES_NOT_FIT_MEMORY):
+            return
+        found = self.cache.no_fabric(self.device, self.gpus_per_node, nodes, self.max_gpus)
+        if found is not None:
+            self.shapes.append(found)
+
+    def _advance(self) -> None:
+        """Add the next node counts' shapes: those that do not fit, up to the next one that
+        does (the last one), on memory alone."""
+        cache, shapes, verdicts, ends = self.cache, self.shapes, self.cache.verdicts, self.ends
+        device, gpus_per_node, multi_node = self.device, self.gpus_per_node, ends.multi_node
+        sized = cache.sized(device)
+        while True:
+            nodes = next(self._nodes, None)
+            if nodes is None:
+                self.done = True
+                return
+            if nodes > 1:
+                if not (multi_node and ends.whole):
+                    self.done = True
+                    return
+                if not ends.fabric:
+                    # No network between instances is recorded (containers, single-GPU pods):
+                    # one node only. When one node does not hold the job, say how many it
+                    # would take.
+                    self._no_fabric(nodes)
+                    self.done = True
+                    return
+                if ends.serving_plain:
+                    # Tensor-parallel serving across nodes over plain networking: not offered.
+                    self.done = True
+                    return
+            total = gpus_per_node * nodes
+            if total > self.max_gpus:
+                shapes.append(OverMax(nodes, total))
+                self.done = True
+                return
+            verdict = verdicts.get((sized, nodes, total, multi_node))
+            if verdict is None:
+                verdict = cache.verdict(device, nodes, total, multi_node)
+            shapes.append(verdict)
+            if isinstance(verdict, Shape):
+                return
+
+
 class _Profile:
     """Everything about an offer that does not depend on its price or pricing model: the device,
     the topology and, node count by node count, the estimate and whether it fits.
@@ -337,26 +470,32 @@ class _Profile:
         self.gpus_per_node = max(1, int(offer.gpu_count))
         self.device = _device(offer)
         self.capacity = self.device.memory_gib
-        self.intra = _intra_node_class(offer, self.gpus_per_node)
         self.offer = offer
         self.workload = workload
         self.c = c
         self.cache = cache
         self.max_gpus = max_gpus
-        self.shapes: list[ShapeStep] = []
+        ends = _Ends(
+            multi_node=c.allow_multi_node,
+            whole=offer.gpu_count >= 1,
+            fabric=offer.inter_slug is not None,
+            serving_plain=workload.task == "inference" and not offer.inter_rdma,
+        )
+        self.outline = cache.outline(self.device, self.gpus_per_node, ends, max_gpus)
+        self.shapes = self.outline.shapes  # the outline's list, grown as it advances
         self.steps: list[Step] = []
-        self._nodes = iter(NODE_COUNTS)
-        self._done = False
         self._steps_done = False
-        self.routes: dict[tuple[str, bool], _Route] = {}
-        self.shape_walk: _ShapeWalk | None = None  # fastpaths._shape_walk
+        # Routes by billing (a commitment term, or "hourly"), walked with pruning and without
+        # (a free offer ties every total): _Planner.route.
+        self.routes: dict[str, _Route] = {}
+        self.unpruned: dict[str, _Route] = {}
+        self._topologies: dict[int, Topology] = {}  # nodes -> topology (made when timed)
+        self._hours: dict[int, float | None] = {}  # index -> hours (``hours``)
 
     def shape(self, index: int) -> ShapeStep | None:
         """The step at ``index`` as far as memory tells: over the GPU cap, not fitting, or fitting
         (a Shape, with no estimate yet). None past the last node count."""
-        while len(self.shapes) <= index and not self._done:
-            self._advance()
-        return self.shapes[index] if index < len(self.shapes) else None
+        return self.outline.shape(index)
 
     def step(self, index: int) -> Step | None:
         """The step at ``index`` with its estimate; None past the last one (a step without a
@@ -374,13 +513,18 @@ class _Profile:
     def hours(self, index: int) -> float | None:
         """The hours of the step at ``index``, a node count that fits memory (a Shape), without
         its estimate when the step has not been made (``_EstimateCache.hours``)."""
+        if index in self._hours:  # a machine's terms read the same node counts' hours
+            return self._hours[index]
         if index < len(self.steps):
             step = self.steps[index]
             assert isinstance(step, Fits | NoThroughput), "hours of a node count that fits"
-            return step.estimate.est_hours
-        shape = self.shapes[index]
-        assert isinstance(shape, Shape), "hours of a node count that fits"
-        return self.cache.hours(self.device, shape.total, shape.topology)
+            hours = step.estimate.est_hours
+        else:
+            shape = self.shapes[index]
+            assert isinstance(shape, Shape), "hours of a node count that fits"
+            hours = self.cache.hours(self.device, shape.total, self.topology(shape))
+        self._hours[index] = hours
+        return hours
 
     def estimated(self, shape: Shape) -> Step:
         """The step (with its estimate) of one of this profile's shapes."""
@@ -392,7 +536,8 @@ class _Profile:
     def _estimated(self, shape: ShapeStep) -> Step:
         if not isinstance(shape, Shape):
             return shape
-        sharding, est = self.cache.get(self.device, shape.total, shape.topology)
+        topology = self.topology(shape)
+        sharding, est = self.cache.get(self.device, shape.total, topology)
         workload = self.workload
         kind: type[Fits] | type[NoThroughput] = Fits
         # A run length was asked for (training tokens, or tokens to generate for inference) and
@@ -400,80 +545,32 @@ class _Profile:
         # nor ranked on its total, so the walk ends here (rejected as no_throughput_figure).
         if workload.tokens and est.est_hours is None:
             kind = NoThroughput
-        return kind(shape.nodes, shape.total, sharding, shape.memory_gib, shape.topology, est)
+        return kind(shape.nodes, shape.total, sharding, shape.memory_gib, topology, est)
 
-    def _no_fabric(self, nodes: int) -> None:
-        """For an instance without an inter-node fabric whose one node does not hold even the
-        estimate: the first node count from ``nodes`` on (within the GPU cap) that would fit,
-        as a step rejected for the missing fabric (NO_INTER_NODE_FABRIC). Memory only."""
-        last = self.shapes[-1] if self.shapes else None
-        if not (isinstance(last, NoFit) and last.reason == R.DOES_NOT_FIT_MEMORY):
-            return
-        found = self.cache.no_fabric(self.device, self.gpus_per_node, nodes, self.max_gpus)
-        if found is not None:
-            self.shapes.append(found)
-
-    def all_shapes(self) -> list[ShapeStep]:
-        """Every node count's shape, to the last."""
-        while not self._done:
-            self._advance()
-        return self.shapes
-
-    def first_fit(self) -> Shape | None:
-        """The first node count that fits memory, if one does before the GPU cap."""
-        self.shape(0)  # advances past every node count that does not fit
-        for shape in self.shapes:
-            if not isinstance(shape, NoFit):
-                return shape if isinstance(shape, Shape) else None
-        return None
-
-    def _advance(self) -> None:
-        """Add the next node counts' shapes: those that do not fit, up to the next one that
-        does (the last one: its Topology is made only when it is asked for)."""
-        offer, shapes, verdicts = self.offer, self.shapes, self.cache.verdicts
-        device, gpus_per_node, multi_node = self.device, self.gpus_per_node, self.c.allow_multi_node
-        while True:
-            nodes = next(self._nodes, None)
-            if nodes is None:
-                self._done = True
-                return
-            if nodes > 1:
-                if not (multi_node and offer.gpu_count >= 1):
-                    self._done = True
-                    return
-                if offer.inter_slug is None:
-                    # No network between instances is recorded (containers, single-GPU pods):
-                    # one node only. When one node does not hold the job, say how many it
-                    # would take.
-                    self._no_fabric(nodes)
-                    self._done = True
-                    return
-                if self.workload.task == "inference" and not offer.inter_rdma:
-                    # Tensor-parallel serving across nodes over plain networking: not offered.
-                    self._done = True
-                    return
-            total = gpus_per_node * nodes
-            if total > self.max_gpus:
-                shapes.append(OverMax(nodes, total))
-                self._done = True
-                return
-            verdict = verdicts.get((id(device), nodes, total, multi_node))
-            if verdict is None:
-                verdict = self.cache.verdict(device, nodes, total, multi_node)
-            if isinstance(verdict, NoFit):
-                shapes.append(verdict)
-                continue
-            sharding, memory = verdict
+    def topology(self, shape: Shape) -> Topology:
+        """How the GPUs of ``shape`` are joined on this machine: made only for a node count
+        that is timed (most node counts a run weighs are decided on memory and price alone),
+        once per node count (a machine's pricing models time the same node counts)."""
+        topology = self._topologies.get(shape.nodes)
+        if topology is None:
+            offer = self.offer
             # Inside one node the network between nodes plays no part: machines that differ
             # only in their NICs share the estimate.
-            one_node = nodes == 1
-            topology = Topology(
-                gpu_count=total,
-                gpus_per_node=gpus_per_node,
-                intra_node=self.intra,
+            one_node = shape.nodes == 1
+            topology = self._topologies[shape.nodes] = Topology(
+                gpu_count=shape.total,
+                gpus_per_node=self.gpus_per_node,
+                intra_node=_intra_node_class(offer, self.gpus_per_node),
                 intra_bandwidth_gb_s=offer.intra_bandwidth_gb_s,
                 inter_node_rdma=offer.inter_rdma and not one_node,
                 inter_node_gbps=None if one_node else _inter_node_gbps(offer),
             )
-            shapes.append(Shape(nodes, total, sharding, memory, topology))
-            return
+        return topology
+
+    def all_shapes(self) -> list[ShapeStep]:
+        """Every node count's shape, to the last."""
+        return self.outline.all_shapes()
+
+    def first_fit(self) -> Shape | None:
+        """The first node count that fits memory, if one does before the GPU cap."""
+        return self.outline.first_fit()

@@ -37,6 +37,20 @@ def test_workloads_equal_but_for_their_model_do_not_share_memos():
     assert memory_per_gpu_gib(big, 1) > 2 * memory_per_gpu_gib(small, 1)
 
 
+def test_questions_that_differ_only_in_what_memory_leaves_out_share_one_memo_key():
+    """``for_memory`` is one object per value (and architecture), so a new question finds the
+    memos' keys by identity; a workload with another architecture gets its own, with its arch."""
+    first = workload_build({"model": "llama-3-8b", "method": "lora", "tokens": 1e8})
+    again = workload_build({"model": "llama-3-8b", "method": "lora", "tokens": 3e8})
+    assert first is not again and first.for_memory is again.for_memory
+    big_arch = load_presets()["llama-3-70b"]
+    big = replace(
+        workload_build({"model": "llama-3-8b", "method": "lora", "tokens": 2e8}), arch=big_arch
+    )
+    assert big.for_memory == first.for_memory and big.for_memory is not first.for_memory
+    assert big.for_memory.arch == big_arch and first.for_memory.arch == first.arch
+
+
 # 2. The planner's per-run estimates: one workload, keyed by (GPU object, count, topology), and
 # each kept estimate is what the estimator says for that shape.
 def test_the_planners_kept_estimates_are_the_estimators():

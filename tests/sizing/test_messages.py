@@ -9,11 +9,13 @@ import string
 import pytest
 
 from sizing.messages import (
+    _FORMATTER,
     LANGUAGES,
     TEMPLATES,
     Message,
     MessageCode,
     RejectionCode,
+    _format_map_will_do,
     language_of,
     message_dict,
     message_render,
@@ -258,3 +260,26 @@ def test_request_fields_are_named_as_the_caller_knows_them():
         message_render(code, labels, "zh-hans")
         == "Model 和 Parameters (billions) 只能给出其中一个。"
     )
+
+
+OWN_SPECS = {"sci", "bound", "hours"}  # _Formatter's own (sizing.messages)
+
+
+@pytest.mark.parametrize("value", [1234.5678, 0.0321, 7, 1e-7, 2.5e12, -3.25, "x", True])
+@pytest.mark.parametrize("code", [*MessageCode, *RejectionCode])
+def test_a_template_without_own_specs_renders_by_format_map_as_the_formatter_does(code, value):
+    """Templates none of whose fields takes sci, bound or hours are rendered by
+    ``str.format_map`` (in C); the text is _Formatter's, for any value a spec accepts."""
+    for template in TEMPLATES[code].values():
+        parsed = list(string.Formatter().parse(template))
+        if not _format_map_will_do(template):
+            assert {spec for _, _, spec, _ in parsed} & OWN_SPECS, template
+            continue
+        values = {name: value for _, name, _, _ in parsed if name}
+        try:
+            expected = _FORMATTER.vformat(template, (), values)
+        except (ValueError, TypeError):  # a spec this value does not take: the same error
+            with pytest.raises((ValueError, TypeError)):
+                template.format_map(values)
+            continue
+        assert template.format_map(values) == expected, (code, template)
