@@ -13,7 +13,8 @@ starts gunicorn with the production settings and 2 workers, then runs wrk agains
   burst: the first request computes, the rest come from the answer cache);
 - the same two with a different `tokens` in every request ("cold": every request computes),
   and the light one with max_usd_per_hour (a price limit: which node counts pass depends on
-  each offer's price).
+  each offer's price);
+- POST /api/compare, the light and the heavy workload on named GPUs, cold.
 The gunicorn master reads the offer book before it forks the workers (gunicorn.conf.py), so
 "start-up" (gunicorn started to /healthz answering) includes that read and the first
 recommendation does not; a 3-second warm-up run, not reported, precedes the measured runs.
@@ -68,6 +69,16 @@ HEAVY = {
 }
 # The light question with a price cap: which node counts pass then depends on each price.
 BUDGET = {**LIGHT, "constraints": {**LIGHT["constraints"], "max_usd_per_hour": 20}}
+# /api/compare: the light question and the heavy one on named GPUs (every offer of each GPU,
+# ranked with its plan, and why the others lose).
+COMPARE = {
+    "workload": LIGHT["workload"],
+    "targets": [{"gpu": "h100-sxm"}, {"gpu": "a100-sxm4-80gb"}, {"gpu": "l40s"}],
+}
+COMPARE_HEAVY = {
+    "workload": HEAVY["workload"],
+    "targets": [{"gpu": g} for g in ("h100-sxm", "h200-sxm", "a100-sxm4-80gb", "mi300x")],
+}
 # Its own Redis database (flushed before each catalog): BENCH_REDIS_URL to use another.
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/5")
 
@@ -267,6 +278,8 @@ def main() -> None:
                      (("light", LIGHT), ("heavy", HEAVY))]  # fmt: skip
             runs += [("/api/recommend", f"recommend {n} cold", b, True) for n, b in
                      (("light", LIGHT), ("heavy", HEAVY), ("budget", BUDGET))]  # fmt: skip
+            runs += [("/api/compare", f"compare {n} cold", b, True) for n, b in
+                     (("light", COMPARE), ("heavy", COMPARE_HEAVY))]  # fmt: skip
             wrk(port, "/api/recommend", body=LIGHT, vary=True, seconds=3, conns=2)  # warm-up
             results = {}
             for path, label, body, vary in runs:

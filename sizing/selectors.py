@@ -951,15 +951,20 @@ def compare(
     fitted: list[Offer] = []
     first_fit: Plan | None = None
     for target in targets:
+        subset: OfferColumns | None = None
         if target.get("gpu"):
-            found = book.gpu_rows(target["gpu"])
             label = target["gpu"]
+            # Planned over the whole book with the target's GPU the only one allowed: the
+            # planner takes or skips whole groups by GPU, as it would the target's offers in a
+            # book of their own (tests/sizing/test_compare_whole_book.py). Arranging such a
+            # book cost ~60 ms for a GPU sold 30,000 times (bench/RESULTS.md).
+            result = plan(workload, book, replace(scope, gpus=(label,)), limit=1)
         else:
-            found = book.machine_rows(target["provider"], target["instance_type"])
             label = f"{target['provider']}/{target['instance_type']}"
-        # The target's offers in scope, in book order, as a book of their own (no Offer built).
-        subset = book.columns.take(book.covered(found, scope))
-        result = plan(workload, OfferBook(subset), scope, limit=1)
+            # The machine's offers in scope, in book order, as a book of their own (a few
+            # regions and pricing models: no Offer built).
+            subset = _target_offers(book, target, scope)
+            result = plan(workload, OfferBook(subset), scope, limit=1)
         if result.plans:
             first_fit = first_fit or result.plans[0]
             fitted.append(result.plans[0].offer)
@@ -972,6 +977,9 @@ def compare(
                 "why_not_message": None,
             }
         else:
+            if subset is None:
+                subset = _target_offers(book, target, scope)
+            found = _target_rows(book, target)
             sold_as = [] if subset else _other_pricing_models(book, found, scope)
             why_not = message_dict(_why_not(result, subset, label, scope, sold_as), lang)
             row = {
@@ -992,6 +1000,18 @@ def compare(
         "catalog_as_of": book_as_of(book),
         **prices_observed_span(fitted),
     }
+
+
+def _target_rows(book: OfferBook, target: dict[str, str]) -> Sequence[int]:
+    """The book's rows of a compare target: every offer of its GPU, or of its machine."""
+    if target.get("gpu"):
+        return book.gpu_rows(target["gpu"])
+    return book.machine_rows(target["provider"], target["instance_type"])
+
+
+def _target_offers(book: OfferBook, target: dict[str, str], scope: Constraints) -> OfferColumns:
+    """A compare target's offers within ``scope``, in book order."""
+    return book.columns.take(book.covered(_target_rows(book, target), scope))
 
 
 def _other_pricing_models(book: OfferBook, rows: Sequence[int], scope: Constraints) -> list[str]:
