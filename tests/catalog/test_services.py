@@ -406,3 +406,32 @@ def test_rows_writer_moves_the_providers_prices_version_unless_told(slot, versio
         assert after > before
     elif connection.vendor == "postgresql":  # elsewhere Price's bulk_create moves it anyway
         assert after == before
+
+
+def test_rows_writer_converts_a_column_whole_or_value_by_value_as_it_needs(slot):
+    """A column is converted as a whole when one scan says nothing in it needs converting (plain
+    text, one time, every document empty, no NULL) and value by value otherwise: one awkward
+    value among plain ones, one other time, one document, one NULL each take their own text."""
+    key = {"instance_type_id": slot["instance_type"].pk, "region_id": slot["region"].pk}
+    plain = {"source_url": "https://example.org/a", "extra": {}, "observed_at": T0,
+             "gone_at": None, "locked": False}  # fmt: skip
+    odd = {"source_url": "https://example.org/\\t\n{x}", "extra": {"k": AWKWARD_TEXT},
+           "observed_at": T0 + timedelta(hours=1), "gone_at": T0, "locked": True}  # fmt: skip
+    columns = ["pricing_model", "source_url", "extra", "observed_at", "gone_at", "locked"]
+    for changed in [None, *plain]:  # every column plain, then each with one odd value
+        writer = RowsWriter(
+            Price, columns, {**key, "amount": 1, "currency": "USD", "unit": "hour",
+                             "usd_per_hour": 1, "usd_per_gpu_hour": 1, "source": "scraper"},
+        )  # fmt: skip
+        rows = []
+        for n, model in enumerate(choices.PricingModel.values[:3]):
+            row = {**plain, "pricing_model": model}
+            if n == 1 and changed:
+                row[changed] = odd[changed]
+            rows.append(row)
+            writer.add(*[row[name] for name in columns])
+        writer.write()
+        stored = {p.pricing_model: p for p in Price.objects.filter(**key)}
+        for row in rows:
+            assert {name: getattr(stored[row["pricing_model"]], name) for name in row} == row
+        Price.objects.filter(**key).delete()
