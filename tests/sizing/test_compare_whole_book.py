@@ -10,11 +10,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from django.core.management import call_command
 
 from sizing import selectors
 from sizing.planner import OfferBook, plan
-from sizing.selectors import offer_list
 from sizing.services import constraints_build, workload_build
 
 from .test_planner_pruned import TERM_WORKLOADS, answer
@@ -32,16 +30,6 @@ CONSTRAINTS = {
     "stale-left-out": {"include_stale": False, "countries": ["US", "DE"]},
     "total-cap": {"max_total_usd": 3000, "max_gpus": 16},
 }  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def book(django_db_setup, django_db_blocker):
-    with django_db_blocker.unblock():
-        call_command("scale_catalog", prices=3000, verbosity=0)
-        try:
-            return OfferBook(offer_list())
-        finally:
-            call_command("scale_catalog", clear=True, verbosity=0)
 
 
 def alone(workload, book, gpu, scope):

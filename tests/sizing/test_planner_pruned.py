@@ -15,12 +15,10 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-from django.core.management import call_command
 
-from sizing.planner import FIT_HEADROOM, OfferBook, _Planner, plan
+from sizing.planner import FIT_HEADROOM, _Planner, plan
 from sizing.planner.rules import _rank_key
 from sizing.planner.steps import Shape
-from sizing.selectors import offer_list
 from sizing.services import constraints_build, workload_build
 
 from .test_planner_paths import WORKLOADS
@@ -35,16 +33,6 @@ CONSTRAINTS = {
     "total-cap": {"max_total_usd": 5000, "max_hours": 400},
     "one-region-set": {"countries": ["US", "DE", "CN"], "pricing": ["on_demand", "reserved_1y"]},
 }
-
-
-@pytest.fixture(scope="module")
-def book(django_db_setup, django_db_blocker):
-    with django_db_blocker.unblock():
-        call_command("scale_catalog", prices=3000, verbosity=0)
-        try:
-            return OfferBook(offer_list())
-        finally:
-            call_command("scale_catalog", clear=True, verbosity=0)
 
 
 def answer(result):

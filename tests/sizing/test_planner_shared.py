@@ -12,11 +12,9 @@ be exactly the same.
 from __future__ import annotations
 
 import pytest
-from django.core.management import call_command
 
-from sizing.planner import FIT_HEADROOM, OfferBook, _Planner, plan
+from sizing.planner import FIT_HEADROOM, _Planner, plan
 from sizing.planner.steps import _EstimateCache
-from sizing.selectors import offer_list
 from sizing.services import constraints_build, workload_build
 
 from .test_planner_pruned import ALL_TERMS, TERM_WORKLOADS, answer
@@ -31,16 +29,6 @@ CONSTRAINTS = {
     "one-node": {"allow_multi_node": False, "max_usd_per_hour": 30},
     "few-gpus-point-fit": {"max_gpus": 16, "fit_on": "point"},
 }
-
-
-@pytest.fixture(scope="module")
-def book(django_db_setup, django_db_blocker):
-    with django_db_blocker.unblock():
-        call_command("scale_catalog", prices=3000, verbosity=0)
-        try:
-            return OfferBook(offer_list())
-        finally:
-            call_command("scale_catalog", clear=True, verbosity=0)
 
 
 @pytest.mark.parametrize("objective", ["cheapest", "cheapest_hourly", "fastest"])
