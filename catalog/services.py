@@ -3,9 +3,9 @@
 Every price writer goes through the price section below: ``price_upsert`` (one price: the sheet
 import, quarantine approval), ``prices_bulk_write`` (the fixture loader, devtools' scale generator)
 and the scrapers' bulk ingest, which checks with ``price_figures_problems``, decides history with
-``price_figures_changed`` and builds history rows with ``price_history_values``. Every write of
-a price moves its provider's ``prices_version`` in the same transaction (``prices_version_move``),
-which is how the planner's caches notice it.
+``price_figures_changed`` and builds history rows with ``price_history_writer`` (the rows of
+``price_history_values``). Every write of a price moves its provider's ``prices_version`` in the
+same transaction (``prices_version_move``), which is how the planner's caches notice it.
 """
 
 from __future__ import annotations
@@ -424,15 +424,28 @@ def price_history_values(
     source: str,
     scrape_run_id: int | None,
 ) -> dict[str, Any]:
-    """Column values of a PriceHistory row for a price given as its column values.
-
-    Shared by ``price_upsert`` (one row) and the scrapers' bulk ingest (rows by the thousand).
-    """
+    """Column values of a PriceHistory row for a price given as its column values (the writers
+    of one price and of the fixtures; the scrapers' bulk ingest writes the same row through
+    ``price_history_writer``)."""
     values = {column: price[column] for column in HISTORY_COLUMNS}
     values.update(
         event=event, previous_amount=previous_amount, source=source, scrape_run_id=scrape_run_id
     )
     return values
+
+
+# A history row as ``price_history_writer`` takes it: the columns copied from the price, then the
+# event and the amount before it.
+HISTORY_ROW_COLUMNS = (*HISTORY_COLUMNS, "event", "previous_amount")
+
+
+def price_history_writer(*, source: str, scrape_run_id: int | None) -> RowsWriter:
+    """A writer of history rows given as ``HISTORY_ROW_COLUMNS`` values, every row from
+    ``source`` and the run (``price_history_values``' row, by the thousand, without a dict a
+    row: the ingest)."""
+    return RowsWriter(
+        PriceHistory, HISTORY_ROW_COLUMNS, {"source": source, "scrape_run_id": scrape_run_id}
+    )
 
 
 def _history_values(price: Price, event: str, *, previous_amount: Decimal | None) -> dict[str, Any]:

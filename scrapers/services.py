@@ -33,7 +33,6 @@ from catalog.models import (
     GPUAlias,
     InstanceType,
     Price,
-    PriceHistory,
     Provider,
     QuarantinedPrice,
     ScrapeRun,
@@ -45,6 +44,7 @@ from catalog.services import (
     price_figures_changed,
     price_figures_ok,
     price_figures_problems,
+    price_history_writer,
     price_normalise,
     prices_version_move,
     rows_update,
@@ -523,9 +523,7 @@ def prices_ingest(
                 versions=False, stream=True,
             )
         )  # fmt: skip
-        history = RowsWriter(
-            PriceHistory, _HISTORY_COLUMNS, {"source": scraper, "scrape_run_id": run.pk}
-        )
+        history = price_history_writer(source=scraper, scrape_run_id=run.pk)
         rewrites: list[dict] = []  # existing prices whose figures or extra changed
         touched: list[int] = []  # existing prices seen again, figures unchanged
         held: list[QuarantinedPrice] = []
@@ -694,8 +692,8 @@ def prices_ingest(
                     usd_per_gpu_hour, extra.get("source_url", "") if extra else "", extra or {},
                 )  # fmt: skip
                 record_history(
-                    instance_id, region_id, pricing_model, appeared, amount, None, currency,
-                    unit, usd_per_hour, usd_per_gpu_hour, observed_at,
+                    instance_id, region_id, pricing_model, amount, currency, unit, usd_per_hour,
+                    usd_per_gpu_hour, observed_at, appeared, None,
                 )  # fmt: skip
                 report.created += 1
                 continue
@@ -721,8 +719,8 @@ def prices_ingest(
             if event:
                 # The row as the writes below leave it: these figures, seen now.
                 record_history(
-                    instance_id, region_id, pricing_model, event, amount, previous[_AMOUNT],
-                    currency, unit, usd_per_hour, usd_per_gpu_hour, observed_at,
+                    instance_id, region_id, pricing_model, amount, currency, unit, usd_per_hour,
+                    usd_per_gpu_hour, observed_at, event, previous[_AMOUNT],
                 )  # fmt: skip
                 report.changed += 1
             else:
@@ -743,16 +741,15 @@ def prices_ingest(
             if price[_MISSED] + 1 >= gone_after:
                 gone.append(price[_ID])
                 record_history(
-                    price[_INSTANCE], price[_REGION], price[_MODEL],
-                    choices.PriceEvent.DISAPPEARED, None, price[_AMOUNT], price[_CURRENCY],
-                    price[_UNIT], None, None, now,
+                    price[_INSTANCE], price[_REGION], price[_MODEL], None, price[_CURRENCY],
+                    price[_UNIT], None, None, now, choices.PriceEvent.DISAPPEARED, price[_AMOUNT],
                 )  # fmt: skip
                 report.gone += 1
 
         # Writes in few statements: one UPDATE per batch for prices seen again unchanged (the
         # run and observed_at move), per-row values only for prices whose figures moved.
         seen_again = {
-            "observed_at": observed_at, "source": choices.PriceSource.SCRAPER,
+            "observed_at": observed_at, "source": scraper,
             "scrape_run_id": run.pk, "missed_runs": 0, "gone_at": None, "updated_at": now,
         }  # fmt: skip
         creates.write()
@@ -819,15 +816,11 @@ def _batches(ids: list[int], size: int = 5000) -> Iterator[list[int]]:
         yield ids[start : start + size]
 
 
-# The columns the ingest gives each new price and each history row, in this order (the writers'
-# constants give the run, the source and, for prices, observed_at).
+# The columns the ingest gives each new price, in this order (the writer's constants give the
+# run, the source and observed_at; history rows: catalog.services.HISTORY_ROW_COLUMNS).
 _CREATED_COLUMNS = (
     "instance_type_id", "region_id", "pricing_model", "amount", "currency", "unit",
     "usd_per_hour", "usd_per_gpu_hour", "source_url", "extra",
-)  # fmt: skip
-_HISTORY_COLUMNS = (
-    "instance_type_id", "region_id", "pricing_model", "event", "amount", "previous_amount",
-    "currency", "unit", "usd_per_hour", "usd_per_gpu_hour", "observed_at",
 )  # fmt: skip
 
 
