@@ -963,7 +963,7 @@ def compare(
             label = f"{target['provider']}/{target['instance_type']}"
             # The machine's offers in scope, in book order, as a book of their own (a few
             # regions and pricing models: no Offer built).
-            subset = _target_offers(book, target, scope)
+            subset = _in_scope(book, _target_rows(book, target), scope)
             result = plan(workload, OfferBook(subset), scope, limit=1)
         if result.plans:
             first_fit = first_fit or result.plans[0]
@@ -977,9 +977,9 @@ def compare(
                 "why_not_message": None,
             }
         else:
-            if subset is None:
-                subset = _target_offers(book, target, scope)
             found = _target_rows(book, target)
+            if subset is None:
+                subset = _in_scope(book, found, scope)
             sold_as = [] if subset else _other_pricing_models(book, found, scope)
             why_not = message_dict(_why_not(result, subset, label, scope, sold_as), lang)
             row = {
@@ -1009,9 +1009,9 @@ def _target_rows(book: OfferBook, target: dict[str, str]) -> Sequence[int]:
     return book.machine_rows(target["provider"], target["instance_type"])
 
 
-def _target_offers(book: OfferBook, target: dict[str, str], scope: Constraints) -> OfferColumns:
-    """A compare target's offers within ``scope``, in book order."""
-    return book.columns.take(book.covered(_target_rows(book, target), scope))
+def _in_scope(book: OfferBook, rows: Sequence[int], scope: Constraints) -> OfferColumns:
+    """The offers at ``rows`` within ``scope``, in book order (no Offer built)."""
+    return book.columns.take(book.covered(rows, scope))
 
 
 def _other_pricing_models(book: OfferBook, rows: Sequence[int], scope: Constraints) -> list[str]:
