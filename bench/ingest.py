@@ -174,7 +174,8 @@ def run_workers(
         queue.put(n)
     for _ in range(workers):
         queue.put(None)
-    start = context.Event()
+    # Every process connected and its CPU counters read, then all start at once.
+    start = context.Barrier(workers + 1)
 
     def work() -> None:
         pid = backend_pid()
@@ -193,9 +194,8 @@ def run_workers(
     processes = [context.Process(target=work) for _ in range(workers)]
     for process in processes:
         process.start()
-    time.sleep(1.0)  # every process connected and waiting
+    start.wait()
     began = time.perf_counter()
-    start.set()
     ends, cpu, pg = [], 0.0, 0.0
     for _ in processes:
         end, process_seconds, backend_seconds, found = results.get()
