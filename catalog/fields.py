@@ -16,7 +16,7 @@ class CodeField(models.CharField):
     the C library's strcoll, several times the cost of a byte comparison, and every insert into
     an index that holds the column makes a dozen such comparisons: the price index on (pricing
     model, USD per GPU-hour) was half of what PostgreSQL spent inserting a new price
-    (bench/RESULTS.md, "Ingest: keys checked per statement, pricing models compared as bytes").
+    (bench/RESULTS.md, "Issue 15 on a quiet machine, 2026-12-05", "Ingest").
     Codes are ASCII, so byte order is the locale's order for them. Elsewhere (SQLite compares
     bytes already) the column is the plain CharField's.
     """

@@ -6,8 +6,8 @@ from django.db import migrations, models
 #
 # A foreign key constraint runs a trigger for every row written: a refresh that finds 100,000
 # new prices spent ~0.8 s of PostgreSQL's ~2.3 s at commit on those checks (bench/RESULTS.md,
-# "Ingest: keys checked per statement"), and PriceHistory had lost its keys to the same cost
-# (0009). These triggers check the same rule over a whole statement's rows at once, from its
+# "Issue 15 on a quiet machine, 2026-12-05", "Ingest"), and PriceHistory had lost its keys to
+# the same cost (0009). These triggers check the same rule over a whole statement's rows at once, from its
 # transition table: every key must name a row of the referenced table, which is locked FOR KEY
 # SHARE as the constraint's own check locks it (a concurrent delete waits for the writer's
 # commit, then fails). On the referenced side, deleting, re-keying or truncating instance types
